@@ -1,0 +1,165 @@
+package detect
+
+import "time"
+
+// Type names the state a volume (or an orphan object) is in.
+type Type string
+
+const (
+	// TypeMultipleActiveEngines is the #6642 state: two or more engines with
+	// spec.active and no deletionTimestamp.
+	TypeMultipleActiveEngines Type = "MultipleActiveEngines"
+	// TypeMigrationInFlight is a live migration that has started and not been
+	// confirmed or rolled back: two engines are legitimate here.
+	TypeMigrationInFlight Type = "MigrationInFlight"
+	// TypeMigrationFinishing is a confirm or rollback Longhorn is still
+	// finishing (1.5+ currentMigrationNodeID set, or an extra inactive engine).
+	TypeMigrationFinishing Type = "MigrationFinishing"
+	// TypePendingCleanup is an active engine being deleted, waiting for its
+	// finalizer: expected briefly after every confirm.
+	TypePendingCleanup Type = "PendingCleanup"
+	// TypeInvertedReplicaFlags: the serving engine's replicas are inactive
+	// while replicas of another (or a vanished) engine are active.
+	TypeInvertedReplicaFlags Type = "InvertedReplicaFlags"
+	// TypeNoActiveEngine: an attached volume with no active engine.
+	TypeNoActiveEngine Type = "NoActiveEngine"
+	// TypeOrphanEngine is an Engine CR whose volume no longer exists.
+	TypeOrphanEngine Type = "OrphanEngine"
+	// TypeOrphanEngineProcess is an engine process in an instance manager
+	// with no Engine CR; it blocks node drains.
+	TypeOrphanEngineProcess Type = "OrphanEngineProcess"
+)
+
+// Action is what `fix` would do about a finding.
+type Action string
+
+const (
+	ActionNone       Action = "none"
+	ActionWait       Action = "wait"
+	ActionDeactivate Action = "deactivate"
+	ActionDelete     Action = "delete"
+)
+
+// Severity orders findings; Warning and above need a person's attention and
+// make scan exit 1.
+type Severity string
+
+const (
+	SeverityInfo     Severity = "info"
+	SeverityWarning  Severity = "warning"
+	SeverityCritical Severity = "critical"
+)
+
+// NeedsAttention is what turns scan's exit code to 1.
+func (s Severity) NeedsAttention() bool { return s == SeverityWarning || s == SeverityCritical }
+
+// Finding is one classified problem or state worth reporting, with the
+// evidence that led to it.
+type Finding struct {
+	Volume   string   `json:"volume"`
+	Type     Type     `json:"type"`
+	Severity Severity `json:"severity"`
+	// Keep is the engine that serves I/O and must not be touched.
+	Keep string `json:"keep"`
+	// Stale are the engines `fix` would change.
+	Stale []string `json:"stale"`
+	// Action is what `fix` would do to the stale engines on this version.
+	Action Action `json:"action"`
+	// Reason explains the classification and the action in one or two sentences.
+	Reason string `json:"reason"`
+	// Preconditions are the §8.4 checks, in order, for repairable types.
+	Preconditions []Check `json:"preconditions,omitempty"`
+	// Age is how long the state has lasted when that is known (pending cleanup).
+	Age      *Duration `json:"age,omitempty"`
+	Evidence Evidence  `json:"evidence"`
+}
+
+// Refused reports a repairable type whose preconditions failed.
+func (f *Finding) Refused() bool {
+	for _, c := range f.Preconditions {
+		if !c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Check is one precondition with the observed value that decided it.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Evidence is what the finding rests on.
+type Evidence struct {
+	VolumeState            string `json:"volumeState,omitempty"`
+	Robustness             string `json:"robustness,omitempty"`
+	NodeID                 string `json:"nodeID"`
+	CurrentNodeID          string `json:"currentNodeID"`
+	MigrationNodeID        string `json:"migrationNodeID"`
+	CurrentMigrationNodeID string `json:"currentMigrationNodeID,omitempty"`
+	CurrentEngineNodeID    string `json:"currentEngineNodeID,omitempty"`
+	OwnerID                string `json:"ownerID,omitempty"`
+	DataEngine             string `json:"dataEngine,omitempty"`
+	Migratable             bool   `json:"migratable"`
+	AccessMode             string `json:"accessMode,omitempty"`
+
+	Engines  []EngineEvidence  `json:"engines"`
+	Replicas []ReplicaEvidence `json:"replicas"`
+	Tickets  []TicketEvidence  `json:"attachmentTickets,omitempty"`
+	// Logs is filled by offline analysis when manager logs show the BUG error.
+	Logs *LogEvidence `json:"logs,omitempty"`
+}
+
+// EngineEvidence describes one engine of the volume.
+type EngineEvidence struct {
+	Name              string     `json:"name"`
+	Role              string     `json:"role,omitempty"` // keep, stale, migration
+	NodeID            string     `json:"nodeID"`
+	Active            bool       `json:"active"`
+	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
+	State             string     `json:"state"`
+	DesireState       string     `json:"desireState,omitempty"`
+	Endpoint          string     `json:"endpoint,omitempty"`
+	RWReplicas        int        `json:"rwReplicas"`
+	InstanceManager   string     `json:"instanceManager,omitempty"`
+	Image             string     `json:"image,omitempty"`
+	OwnerID           string     `json:"ownerID,omitempty"`
+	Created           time.Time  `json:"created"`
+}
+
+// ReplicaEvidence describes one replica of the volume.
+type ReplicaEvidence struct {
+	Name          string `json:"name"`
+	NodeID        string `json:"nodeID"`
+	EngineName    string `json:"engineName"`
+	Active        bool   `json:"active"`
+	State         string `json:"state"`
+	DataDirectory string `json:"dataDirectory,omitempty"`
+}
+
+// TicketEvidence describes a VolumeAttachment ticket (Longhorn 1.5+).
+type TicketEvidence struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	NodeID    string `json:"nodeID"`
+	Satisfied bool   `json:"satisfied"`
+}
+
+// LogEvidence summarises BUG lines found in longhorn-manager logs.
+type LogEvidence struct {
+	Count     int       `json:"count"`
+	FirstSeen time.Time `json:"firstSeen"`
+	LastSeen  time.Time `json:"lastSeen"`
+	Message   string    `json:"message"`
+	Files     []string  `json:"files,omitempty"`
+}
+
+// Duration marshals as a Go duration string ("12m30s").
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes the duration rounded to seconds.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + d.Round(time.Second).String() + `"`), nil
+}

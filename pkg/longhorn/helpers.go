@@ -1,0 +1,186 @@
+package longhorn
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// Deleting reports whether the engine has been deleted and waits for its
+// finalizer.
+func (e *Engine) Deleting() bool { return e.DeletionTimestamp != nil }
+
+// IsActive is Longhorn's notion of an active engine for this tool: spec.active
+// set and not being deleted. An active engine that is being deleted is a
+// pending cleanup, not a second active engine.
+func (e *Engine) IsActive() bool { return e.Spec.Active && !e.Deleting() }
+
+// Image returns the engine image whichever field this Longhorn version uses.
+func (e *Engine) ImageName() string {
+	if e.Spec.Image != "" {
+		return e.Spec.Image
+	}
+	return e.Spec.EngineImage
+}
+
+// DataEngineName returns v1 or v2 whichever field this version uses.
+func (e *Engine) DataEngineName() string {
+	return dataEngine(e.Spec.DataEngine, e.Spec.BackendStoreDriver)
+}
+
+// RWCount counts replicas in read-write mode.
+func (e *Engine) RWCount() int {
+	n := 0
+	for _, m := range e.Status.ReplicaModeMap {
+		if m == ModeRW {
+			n++
+		}
+	}
+	return n
+}
+
+// Available is Longhorn's test that an engine can serve I/O: not deleting,
+// desired and currently running, at least one RW replica.
+func (e *Engine) Available() bool {
+	return !e.Deleting() && e.Spec.DesireState == StateRunning &&
+		e.Status.CurrentState == StateRunning && e.RWCount() > 0
+}
+
+// SnapshotNames returns the sorted keys of status.snapshots.
+func (e *Engine) SnapshotNames() []string { return SortedKeys(e.Status.Snapshots) }
+
+// EngineSuffix returns N for a deterministic name "<vol>-e-N".
+func (e *Engine) EngineSuffix() (int, bool) {
+	i := strings.LastIndex(e.Name, "-e-")
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(e.Name[i+3:])
+	return n, err == nil && n >= 0
+}
+
+// WantedImage returns the image the volume should run.
+func (v *Volume) WantedImage() string {
+	if v.Spec.Image != "" {
+		return v.Spec.Image
+	}
+	return v.Spec.EngineImage
+}
+
+// DataEngineName returns v1 or v2 whichever field this version uses.
+func (v *Volume) DataEngineName() string {
+	return dataEngine(v.Spec.DataEngine, v.Spec.BackendStoreDriver)
+}
+
+// UpgradePending reports an engine upgrade in progress: Longhorn does not
+// process migrations then.
+func (v *Volume) UpgradePending() bool {
+	w := v.WantedImage()
+	return w != "" && v.Status.CurrentImage != "" && w != v.Status.CurrentImage
+}
+
+// Migrating is Longhorn's isVolumeMigrating: spec.migrationNodeID set or,
+// from 1.5, status.currentMigrationNodeID still set.
+func (v *Volume) Migrating() bool {
+	return v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID != ""
+}
+
+// ServingNodeID is the node whose engine serves I/O: currentNodeID, or for a
+// v2 volume on 1.12+ the engine node when it is set.
+func (v *Volume) ServingNodeID() string {
+	if v.DataEngineName() == DataEngineV2 && v.Status.CurrentEngineNodeID != "" {
+		return v.Status.CurrentEngineNodeID
+	}
+	return v.Status.CurrentNodeID
+}
+
+// MigrationReady tells whether robustness allows Longhorn to process a migration.
+func (v *Volume) RobustnessUsable() bool {
+	return v.Status.Robustness == RobustnessHealthy || v.Status.Robustness == RobustnessDegraded
+}
+
+// Ready reports the node's Ready condition.
+func (n *Node) Ready() bool { return conditionTrue(n.Status.Conditions, "Ready") }
+
+// Schedulable reports allowScheduling and, when present, the Schedulable condition.
+func (n *Node) Schedulable() bool {
+	if !n.Spec.AllowScheduling {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == "Schedulable" {
+			return c.Status == "True"
+		}
+	}
+	return true
+}
+
+// EngineProcessNames lists engine process names in any version's field.
+func (im *InstanceManager) EngineProcessNames() []string {
+	if len(im.Status.InstanceEngines) > 0 {
+		return SortedKeys(im.Status.InstanceEngines)
+	}
+	if im.Spec.Type == "replica" {
+		return nil
+	}
+	var out []string
+	for _, n := range SortedKeys(im.Status.Instances) {
+		// ≤1.4 aio managers do not exist; engine managers list only engines,
+		// but a name check keeps replica processes out either way.
+		if strings.Contains(n, "-e-") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// CSITicketID is the id the CSI driver gives a node's attachment ticket; it
+// equals the storage.k8s.io VolumeAttachment name.
+func CSITicketID(volume, node string) string {
+	sum := sha256.Sum256([]byte(volume + "driver.longhorn.io" + node))
+	return "csi-" + hex.EncodeToString(sum[:])
+}
+
+// Satisfied is Longhorn's IsAttachmentTicketSatisfied.
+func (va *VolumeAttachment) Satisfied(id string) bool {
+	t, ok := va.Spec.AttachmentTickets[id]
+	if !ok {
+		return false
+	}
+	s, ok := va.Status.AttachmentTicketStatuses[id]
+	return ok && s.Satisfied && s.Generation == t.Generation
+}
+
+// CSITickets returns the csi-attacher tickets.
+func (va *VolumeAttachment) CSITickets() []AttachmentTicket {
+	var out []AttachmentTicket
+	for _, id := range SortedKeys(va.Spec.AttachmentTickets) {
+		if t := va.Spec.AttachmentTickets[id]; t.Type == AttacherTypeCSI {
+			if t.ID == "" {
+				t.ID = id
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func dataEngine(dataEngine, backendStoreDriver string) string {
+	switch {
+	case dataEngine != "":
+		return dataEngine
+	case backendStoreDriver != "":
+		return backendStoreDriver
+	}
+	return DataEngineV1
+}
+
+func conditionTrue(cs []Condition, t string) bool {
+	for _, c := range cs {
+		if c.Type == t {
+			return c.Status == "True"
+		}
+	}
+	return false
+}

@@ -1,0 +1,26 @@
+package longhorn
+
+import "time"
+
+// State is everything the detector needs about one Longhorn namespace, read
+// from a live cluster, a support bundle or YAML files. Detection never knows
+// which.
+type State struct {
+	Namespace string
+	// Version is the running Longhorn release; zero when the setting was not found.
+	Version Version
+	// VersionSource says where Version came from (e.g. "setting current-longhorn-version").
+	VersionSource string
+	// Now is the reference time for ages (the bundle's time when offline).
+	Now time.Time
+
+	Volumes           []Volume
+	Engines           []Engine
+	Replicas          []Replica
+	VolumeAttachments []VolumeAttachment
+	Nodes             []Node
+	InstanceManagers  []InstanceManager
+	// InstanceManagersRead is false when instance managers were not read
+	// (orphan-process checks are then skipped rather than reported clean).
+	InstanceManagersRead bool
+}

@@ -1,0 +1,144 @@
+package longhorn
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is a Longhorn release as written in the current-longhorn-version
+// setting ("v1.4.3", "v1.5.1-rc1", "1.6.0").
+type Version struct {
+	Major, Minor, Patch int
+	Raw                 string
+}
+
+// ParseVersion reads "v1.4.3" and similar; a pre-release or build suffix is
+// kept in Raw but does not change the comparison.
+func ParseVersion(s string) (Version, error) {
+	raw := strings.TrimSpace(s)
+	t := strings.TrimPrefix(raw, "v")
+	if i := strings.IndexAny(t, "-+"); i >= 0 {
+		t = t[:i]
+	}
+	parts := strings.Split(t, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Version{}, fmt.Errorf("not a Longhorn version: %q", s)
+	}
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 {
+			return Version{}, fmt.Errorf("not a Longhorn version: %q", s)
+		}
+		n[i] = v
+	}
+	return Version{Major: n[0], Minor: n[1], Patch: n[2], Raw: raw}, nil
+}
+
+// MustParseVersion is for tests and constants.
+func MustParseVersion(s string) Version {
+	v, err := ParseVersion(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Known is false for the zero Version (the setting was missing or unreadable).
+func (v Version) Known() bool { return v.Major > 0 || v.Minor > 0 || v.Patch > 0 }
+
+func (v Version) String() string {
+	if !v.Known() {
+		return "unknown"
+	}
+	if v.Raw != "" {
+		return v.Raw
+	}
+	return fmt.Sprintf("v%d.%d.%d", v.Major, v.Minor, v.Patch)
+}
+
+// AtLeast compares major.minor.patch.
+func (v Version) AtLeast(major, minor, patch int) bool {
+	if v.Major != major {
+		return v.Major > major
+	}
+	if v.Minor != minor {
+		return v.Minor > minor
+	}
+	return v.Patch >= patch
+}
+
+// Class groups releases that behave alike for #6642 (domain doc §1).
+type Class string
+
+const (
+	ClassUnknown     Class = "unknown"     // version not known: never act
+	ClassUnsupported Class = "unsupported" // before 1.3: v1beta2 not served
+	ClassL13         Class = "L13"         // 1.3.0–1.3.3: affected, never fixed
+	ClassL14a        Class = "L14a"        // 1.4.0–1.4.3: affected
+	ClassL14f        Class = "L14f"        // 1.4.4+: fixed
+	ClassL15a        Class = "L15a"        // 1.5.0–1.5.1: affected, VolumeAttachment CRs
+	ClassL15f        Class = "L15f"        // 1.5.2+ and 1.6+: fixed
+)
+
+// Class returns the behaviour class of the release.
+func (v Version) Class() Class {
+	switch {
+	case !v.Known():
+		return ClassUnknown
+	case v.Major < 1:
+		return ClassUnsupported
+	case v.Major > 1:
+		return ClassL15f
+	case v.Minor < 3:
+		return ClassUnsupported
+	case v.Minor == 3:
+		return ClassL13
+	case v.Minor == 4 && v.Patch <= 3:
+		return ClassL14a
+	case v.Minor == 4:
+		return ClassL14f
+	case v.Minor == 5 && v.Patch <= 1:
+		return ClassL15a
+	default:
+		return ClassL15f
+	}
+}
+
+// Affected reports a release with the two-active-engines bug (#6642).
+func (v Version) Affected() bool {
+	switch v.Class() {
+	case ClassL13, ClassL14a, ClassL15a:
+		return true
+	}
+	return false
+}
+
+// HasVolumeAttachments: migration is driven by longhorn.io VolumeAttachment
+// tickets from 1.5.0; before, by spec.migrationNodeID.
+func (v Version) HasVolumeAttachments() bool { return v.AtLeast(1, 5, 0) }
+
+// HasCurrentMigrationNodeID: status.currentMigrationNodeID exists from 1.5.0.
+func (v Version) HasCurrentMigrationNodeID() bool { return v.AtLeast(1, 5, 0) }
+
+// DeterministicEngineNames: "<vol>-e-N" names from 1.4.4 and 1.5.2.
+func (v Version) DeterministicEngineNames() bool {
+	c := v.Class()
+	return c == ClassL14f || c == ClassL15f
+}
+
+// TicketLimits: the webhook enforces csi ticket counts from 1.7.0.
+func (v Version) TicketLimits() bool { return v.AtLeast(1, 7, 0) }
+
+// MigrationNeedsReadyTarget: the VolumeAttachment controller waits for the
+// target node to be Ready from 1.11.3 and 1.12.1 (#13109).
+func (v Version) MigrationNeedsReadyTarget() bool {
+	if v.Major == 1 && v.Minor == 11 {
+		return v.Patch >= 3
+	}
+	return v.AtLeast(1, 12, 1)
+}
+
+// V2Switchover: v2 volumes can move their engine (target) live from 1.12.
+func (v Version) V2Switchover() bool { return v.AtLeast(1, 12, 0) }
