@@ -1,0 +1,72 @@
+// Package cmd wires the cobra commands of kubectl-longhorn-engines to the
+// Options of each package. It holds no logic of its own.
+package cmd
+
+import (
+	"flag"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+
+	// Auth plugins (OIDC, exec, ...) for kubeconfigs that use them.
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+)
+
+// DisplayName is how the user types the plugin.
+const DisplayName = "kubectl longhorn-engines"
+
+// NewRootCommand builds the command tree. Every command returns its error;
+// main prints it once and chooses the exit code.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cf := genericclioptions.NewConfigFlags(true)
+	root := &cobra.Command{
+		Use:   "kubectl-longhorn_engines",
+		Short: "Find and safely repair Longhorn volumes with more than one active engine",
+		Long: `Find and safely repair Longhorn volumes stuck with more than one active engine
+(longhorn/longhorn#6642: "BUG: found the second active engine X besides Y").
+
+  scan      read-only: classify every volume and explain each finding
+  fix       repair affected volumes, never touching the engine that serves I/O
+  migrate   drive a live migration safely
+
+The Longhorn namespace is longhorn-system unless -n is given.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: DisplayName},
+		CompletionOptions: cobra.CompletionOptions{
+			HiddenDefaultCmd: true,
+		},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+
+	flags := root.PersistentFlags()
+	cf.AddFlags(flags)
+	if f := flags.Lookup("namespace"); f != nil {
+		f.Usage = "The Longhorn namespace (longhorn-system when not given; the kubeconfig context's namespace is not used)"
+	}
+	addKlogVerbosity(flags)
+
+	root.AddCommand(
+		newScanCommand(cf, streams),
+		newVersionCommand(streams),
+		newCompletionCommand(streams),
+	)
+	return root
+}
+
+// addKlogVerbosity exposes only -v of klog's flags: the others are noise for a
+// kubectl plugin.
+func addKlogVerbosity(flags *pflag.FlagSet) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	if v := fs.Lookup("v"); v != nil {
+		pf := pflag.PFlagFromGoFlag(v)
+		pf.Shorthand = "v"
+		flags.AddFlag(pf)
+	}
+}

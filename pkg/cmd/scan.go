@@ -1,0 +1,57 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
+)
+
+func newScanCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := scan.NewOptions(cf, streams)
+	c := &cobra.Command{
+		Use:   "scan [VOLUME...]",
+		Short: "Find volumes with more than one active engine and explain each finding (read-only)",
+		Long: `Read Longhorn's volumes, engines, replicas and attachment tickets with paginated
+LISTs and classify every volume: healthy, migration in flight, confirm/rollback
+finishing, pending cleanup, MultipleActiveEngines (longhorn#6642) with the engine
+to keep and the stale ones, states where no safe repair exists, inverted replica
+flags and orphan engines. Each finding says which engine to keep, which to change,
+what 'fix' would do on this Longhorn version, and why.
+
+Exit status, like 'kubectl diff':
+  0  nothing needs action
+  1  at least one finding needs action or attention
+  2  the cluster could not be checked (Longhorn missing, RBAC, unreachable, unknown volume)`,
+		Example: `  # Scan every volume in longhorn-system
+  kubectl longhorn-engines scan
+
+  # Two volumes, with every engine's node, flag and state
+  kubectl longhorn-engines scan pvc-1234 pvc-5678 -o wide
+
+  # A report for scripts
+  kubectl longhorn-engines scan -o json | jq '.findings[] | select(.action != "none")'`,
+		ValidArgsFunction: completeVolumes(cf),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+			}
+			if err := o.Complete(args); err != nil {
+				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.Selector, "selector", "l", "", "Label selector on volumes (e.g. -l recurring-job.longhorn.io/source=enabled)")
+	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml or name")
+	f.BoolVar(&o.NoHeaders, "no-headers", false, "Omit the table header")
+	f.StringVar(&o.Color, "color", o.Color, "Colour the table: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
+	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
+	f.IntVar(&o.ChunkSize, "chunk-size", o.ChunkSize, "Objects per LIST page")
+	registerEnumCompletion(c, "output", scan.OutputFormats)
+	registerEnumCompletion(c, "color", cmdutil.ColorModes)
+	return c
+}

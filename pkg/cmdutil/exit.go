@@ -1,0 +1,61 @@
+// Package cmdutil holds what every command shares: exit codes, error
+// wording for API failures, colour and the client set-up.
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes shared by the commands. scan follows `kubectl diff`: 0 nothing
+// to do, 1 findings, 2 or more could not check.
+const (
+	ExitOK       = 0
+	ExitFindings = 1
+	ExitFailure  = 1
+	ExitNoCheck  = 2
+)
+
+// ExitError carries an exit code up to main. A nil Err means the command
+// already said everything it had to and only the code remains.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// WithCode wraps err so main exits with code; nil stays nil.
+func WithCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{Code: code, Err: err}
+}
+
+// Silent is an exit code with nothing more to print.
+func Silent(code int) error { return &ExitError{Code: code} }
+
+// CodeOf returns the exit code for err (0 for nil, 1 when unspecified) and
+// whether an "error: ..." line should be printed.
+func CodeOf(err error) (code int, printIt bool) {
+	if err == nil {
+		return 0, false
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code, ee.Err != nil
+	}
+	return ExitFailure, true
+}

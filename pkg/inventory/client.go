@@ -1,0 +1,57 @@
+// Package inventory reads Longhorn's custom resources into a longhorn.State:
+// from a live cluster with paginated LISTs, and (offline) from support
+// bundles and YAML/JSON files.
+package inventory
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Client talks to the longhorn.io/v1beta2 API: a raw REST client that decodes
+// lists straight into our structs (no unstructured maps on the read path) and a
+// dynamic client for writes that must keep every field of an object.
+type Client struct {
+	REST    rest.Interface
+	Dynamic dynamic.Interface
+	Config  *rest.Config
+}
+
+// NewClient builds both clients from one rest.Config.
+func NewClient(cfg *rest.Config) (*Client, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &schema.GroupVersion{Group: longhorn.Group, Version: longhorn.APIVersionName}
+	c.APIPath = "/apis"
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c.AcceptContentTypes = "application/json"
+	c.ContentType = "application/json"
+	if c.UserAgent == "" {
+		c.UserAgent = "kubectl-longhorn-engines"
+	}
+	rc, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("building the API client: %w", err)
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the API client: %w", err)
+	}
+	return &Client{REST: rc, Dynamic: dc, Config: cfg}, nil
+}
+
+// FromFlags builds the client from the kubectl flags (kubeconfig, context,
+// --as, in-cluster config, ...).
+func FromFlags(cf *genericclioptions.ConfigFlags) (*Client, error) {
+	cfg, err := cf.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(cfg)
+}

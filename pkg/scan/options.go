@@ -1,0 +1,117 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Options is everything `scan` needs, filled by flags, Complete and Validate.
+type Options struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	Volumes          []string
+	Selector         string
+	Output           string
+	NoHeaders        bool
+	Color            string
+	PendingThreshold time.Duration
+	ChunkSize        int
+
+	namespace string
+	client    *inventory.Client
+}
+
+// NewOptions returns defaults.
+func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
+	return &Options{
+		ConfigFlags:      cf,
+		IOStreams:        streams,
+		Output:           "table",
+		Color:            "auto",
+		PendingThreshold: detect.DefaultPendingThreshold,
+		ChunkSize:        inventory.DefaultPageSize,
+	}
+}
+
+// Complete resolves the namespace and the client.
+func (o *Options) Complete(args []string) error {
+	o.Volumes = args
+	o.namespace = cmdutil.Namespace(o.ConfigFlags)
+	if o.client != nil {
+		return nil
+	}
+	c, err := inventory.FromFlags(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Validate checks flag values before any request.
+func (o *Options) Validate() error {
+	if err := ValidateOutput(o.Output); err != nil {
+		return err
+	}
+	if o.ChunkSize <= 0 {
+		return fmt.Errorf("--chunk-size must be positive")
+	}
+	if o.PendingThreshold <= 0 {
+		return fmt.Errorf("--pending-threshold must be positive")
+	}
+	return cmdutil.ValidateColor(o.Color)
+}
+
+// ValidateOutput checks an -o value.
+func ValidateOutput(format string) error {
+	for _, f := range OutputFormats {
+		if f == format {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown output format %q: use one of table, wide, json, yaml, name", format)
+}
+
+// Run scans and prints. The returned error carries the exit code: 1 when a
+// finding needs attention, 2 when the cluster could not be checked.
+func (o *Options) Run(ctx context.Context) error {
+	lo := inventory.LoadOptions{
+		Namespace: o.namespace, Volumes: o.Volumes, Selector: o.Selector, PageSize: o.ChunkSize,
+		Warnf: func(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) },
+	}
+	st, err := inventory.Load(ctx, o.client, lo)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
+	res := detect.Classify(st, detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: lo.Partial()})
+	return o.print(st, res, "cluster")
+}
+
+func (o *Options) print(st *longhorn.State, res detect.Result, source string) error {
+	r := NewReport(st, res, source)
+	structured := o.Output == "json" || o.Output == "yaml" || o.Output == "name"
+	p := cmdutil.NewPainter(!structured && cmdutil.UseColor(o.Color, o.Out))
+	if err := Print(o.Out, r, o.Output, o.NoHeaders, p); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
+	if !structured {
+		fmt.Fprintln(o.ErrOut, r.SummaryLine())
+	}
+	if r.NeedsAttention() {
+		return cmdutil.Silent(cmdutil.ExitFindings)
+	}
+	return nil
+}
+
+// Client exposes the client for completion helpers.
+func (o *Options) Client() *inventory.Client { return o.client }
