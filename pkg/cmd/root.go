@@ -53,6 +53,8 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 
 	root.AddCommand(
 		newScanCommand(cf, streams),
+		newFixCommand(cf, streams),
+		newMigrateCommand(cf, streams),
 		newVersionCommand(streams),
 		newCompletionCommand(streams),
 	)
