@@ -1,0 +1,52 @@
+// Package clitest runs the plugin's real command tree in-process, the way
+// main does, and captures what a user would see: stdout, stderr and the exit
+// code. Tests drive every command through it against the test cluster.
+package clitest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmd"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+)
+
+// Result is one command run.
+type Result struct {
+	Stdout string
+	Stderr string
+	Code   int
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+}
+
+// Run executes `kubectl longhorn-engines <args>` with --kubeconfig set, stdin
+// empty (not a terminal). It prints errors exactly as main does.
+func Run(ctx context.Context, kubeconfig string, args ...string) Result {
+	return RunWithInput(ctx, kubeconfig, strings.NewReader(""), args...)
+}
+
+// RunWithInput is Run with a given stdin.
+func RunWithInput(ctx context.Context, kubeconfig string, in io.Reader, args ...string) Result {
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}
+	root := cmd.NewRootCommand(streams)
+	full := append([]string{}, args...)
+	if kubeconfig != "" {
+		full = append(full, "--kubeconfig", kubeconfig)
+	}
+	root.SetArgs(full)
+	err := root.ExecuteContext(ctx)
+	code, printIt := cmdutil.CodeOf(err)
+	if printIt {
+		fmt.Fprintf(&errOut, "error: %v\n", err)
+	}
+	return Result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
