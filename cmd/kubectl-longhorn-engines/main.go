@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmd"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // Set by goreleaser.
@@ -32,11 +30,5 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	root := cmd.NewRootCommand(streams)
-	err := root.ExecuteContext(ctx)
-	code, printIt := cmdutil.CodeOf(err)
-	if printIt {
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
-	}
-	return code
+	return cmd.Execute(ctx, streams, os.Args[1:])
 }

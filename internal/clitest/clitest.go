@@ -13,7 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmd"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // Result is one command run.
@@ -37,16 +36,10 @@ func Run(ctx context.Context, kubeconfig string, args ...string) Result {
 func RunWithInput(ctx context.Context, kubeconfig string, in io.Reader, args ...string) Result {
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}
-	root := cmd.NewRootCommand(streams)
 	full := append([]string{}, args...)
 	if kubeconfig != "" {
 		full = append(full, "--kubeconfig", kubeconfig)
 	}
-	root.SetArgs(full)
-	err := root.ExecuteContext(ctx)
-	code, printIt := cmdutil.CodeOf(err)
-	if printIt {
-		fmt.Fprintf(&errOut, "error: %v\n", err)
-	}
+	code := cmd.Execute(ctx, streams, full)
 	return Result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
 }
