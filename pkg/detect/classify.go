@@ -91,7 +91,15 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 		f.Reason += fmt.Sprintf("; it has lasted longer than %s: check the longhorn-manager on node %s and that node's instance manager",
 			opts.PendingThreshold, orNone(oldest.Status.OwnerID))
 	}
-	if keep != "" && inverted(keep, replicas) {
+	cm := v.Status.CurrentMigrationNodeID
+	switch {
+	case keep == "" || !inverted(keep, replicas):
+	case st.Version.HasCurrentMigrationNodeID() && cm != "" && cm == v.Status.CurrentNodeID && active[0].Spec.NodeID == cm:
+		// 1.5+ with the confirm unfinished (the L15a stuck state after the
+		// documented delete, §8.3): Longhorn re-enters the confirm once the
+		// engine is gone and flips the replicas itself; clean-up waits for it.
+		f.Reason += fmt.Sprintf("; the replica flags are still inverted (replicas of %s inactive): expected here, Longhorn flips them when it finishes the confirm (status.currentMigrationNodeID=%s)", keep, cm)
+	default:
 		f.Severity = SeverityCritical
 		f.Reason = fmt.Sprintf("a stale engine (%s) is being deleted while the replica flags are inverted (replicas of %s inactive): on Longhorn 1.3/1.4 this deletes the serving engine's replicas; stop and recover the replica flags by hand (cf. longhorn#1988)",
 			strings.Join(names, ", "), keep)
@@ -103,7 +111,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, active []*longhorn.Engine, f *Finding) {
 	f.Type, f.Severity = TypeMultipleActiveEngines, SeverityCritical
 	cls := st.Version.Class()
-	serving := v.ServingNodeID()
+	serving := servingNode(st, v)
 
 	var survivor *longhorn.Engine
 	onServing := 0
@@ -126,7 +134,8 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 		f.Keep = survivor.Name
 		f.Stale = stale
 	}
-	markRoles(f, f.Keep, stale)
+	// Without a survivor no engine is known to be stale: one of them serves I/O.
+	markRoles(f, f.Keep, f.Stale)
 
 	f.Preconditions = preconditions(st, v, engines, survivor, stale)
 	bug := fmt.Sprintf("%d engines have spec.active=true (%s); every sync of this volume fails with \"BUG: found the second active engine\"",
@@ -182,7 +191,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	cmOK := cm == "" || (st.Version.Class() == longhorn.ClassL15a && cm == cur)
 	add("no migration in flight", cmOK, "status.currentMigrationNodeID=%q", cm)
 
-	serving := v.ServingNodeID()
+	serving := servingNode(st, v)
 	switch {
 	case survivor == nil:
 		n := 0
@@ -214,7 +223,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 				staleOK = false
 			}
 			note := fmt.Sprintf("%s on %q", e.Name, e.Spec.NodeID)
-			if survivor != nil && olderEngine(survivor, e) {
+			if survivor != nil && strictlyNewer(e, survivor) {
 				note += " (newer than the survivor)"
 			}
 			detail = append(detail, note)
@@ -229,6 +238,18 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	add("robustness usable", v.RobustnessUsable(), "status.robustness=%q", v.Status.Robustness)
 	add("no engine upgrade pending", !v.UpgradePending(), "image %q, current %q", v.WantedImage(), v.Status.CurrentImage)
 	return cs
+}
+
+// servingNode is the node whose engine must be kept (§8.4 step 5):
+// status.currentNodeID, or status.currentEngineNodeID for a v2 volume on
+// 1.12+ only. Before 1.12 that field does not exist; if it shows up anyway
+// (inconsistent input), trusting it could keep an engine that is not on
+// currentNodeID and drop the one that is.
+func servingNode(st *longhorn.State, v *longhorn.Volume) string {
+	if st.Version.V2Switchover() {
+		return v.ServingNodeID()
+	}
+	return v.Status.CurrentNodeID
 }
 
 func firstFailed(cs []Check) *Check {

@@ -136,17 +136,36 @@ func newIndex(st *longhorn.State) *index {
 	return idx
 }
 
-// olderEngine orders engines oldest first: by the deterministic -e-N suffix
-// when both have one, else by creation time, else by name.
+// olderEngine orders engines oldest first: by creation time, then (same
+// second, or no timestamps) legacy random names before deterministic -e-N
+// names and lower N first, then by name. It compares the key (time, has
+// suffix, N, name) lexicographically so that it is a total order: comparing
+// suffixes "when both have one" and times otherwise is not transitive once
+// random and deterministic names mix (after an upgrade to 1.4.4/1.5.2), and a
+// random 8-hex name can be all digits.
 func olderEngine(a, b *longhorn.Engine) bool {
-	na, oka := a.EngineSuffix()
-	nb, okb := b.EngineSuffix()
-	if oka && okb && na != nb {
-		return na < nb
-	}
 	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
+	na, oka := a.EngineSuffix()
+	nb, okb := b.EngineSuffix()
+	if oka != okb {
+		return !oka
+	}
+	if oka && na != nb {
+		return na < nb
+	}
 	return a.Name < b.Name
+}
+
+// strictlyNewer reports a known to be created after b: by deterministic
+// suffix, else by creation time. Equal times (same second) say nothing.
+func strictlyNewer(a, b *longhorn.Engine) bool {
+	na, oka := a.EngineSuffix()
+	nb, okb := b.EngineSuffix()
+	if oka && okb {
+		return na > nb
+	}
+	return a.CreationTimestamp.Time.After(b.CreationTimestamp.Time)
 }

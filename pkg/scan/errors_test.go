@@ -1,0 +1,111 @@
+package scan_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+)
+
+// oneErrorLine asserts the exit code, an empty stdout and exactly one
+// "error: ..." line on stderr containing want.
+func oneErrorLine(t *testing.T, res clitest.Result, code int, want string) {
+	t.Helper()
+	if res.Code != code {
+		t.Fatalf("want exit %d:\n%s", code, res)
+	}
+	if res.Stdout != "" {
+		t.Errorf("stdout should be empty:\n%s", res)
+	}
+	lines := strings.Split(strings.TrimSpace(res.Stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "error: ") || !strings.Contains(lines[0], want) {
+		t.Errorf("want one error line containing %q:\n%s", want, res)
+	}
+}
+
+func TestScanUnknownVolumeExitsTwo(t *testing.T) {
+	ctx := reset(t)
+	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1"))); err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "vol-1", "nope")
+	oneErrorLine(t, res, 2, `volume "nope" not found in namespace "longhorn-system"`)
+}
+
+func TestScanWrongNamespaceExitsTwo(t *testing.T) {
+	ctx := reset(t)
+	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1"))); err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-n", "default")
+	oneErrorLine(t, res, 2, `no Longhorn found in namespace "default"`)
+}
+
+func TestScanUnreachableServerExitsTwo(t *testing.T) {
+	res := clitest.Run(context.Background(), "", "scan", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify")
+	oneErrorLine(t, res, 2, "cannot reach the Kubernetes API server")
+}
+
+func TestScanForbiddenNamesVerbAndResource(t *testing.T) {
+	ctx := reset(t)
+	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1"))); err != nil {
+		t.Fatal(err)
+	}
+	// May read volumes and settings but not engines.
+	kc, err := cluster.AddUser("scan-no-engines", []rbacv1.PolicyRule{{
+		APIGroups: []string{"longhorn.io"}, Resources: []string{"volumes", "settings", "replicas"}, Verbs: []string{"get", "list"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, kc, "scan")
+	oneErrorLine(t, res, 2, `forbidden: cannot list engines.longhorn.io in namespace "longhorn-system"`)
+}
+
+func TestScanWithoutInstanceManagerRightsStillScans(t *testing.T) {
+	ctx := reset(t)
+	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.TwoActiveEngines("v1.4.3", "vol-1"))); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := cluster.AddUser("scan-minimal", []rbacv1.PolicyRule{{
+		APIGroups: []string{"longhorn.io"}, Resources: []string{"volumes", "settings", "replicas", "engines", "volumeattachments"}, Verbs: []string{"get", "list"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, kc, "scan", "-o", "name")
+	if res.Code != 1 || res.Stdout != "volume.longhorn.io/vol-1\n" {
+		t.Fatalf("want the finding and exit 1:\n%s", res)
+	}
+	if !strings.Contains(res.Stderr, "warning: instance managers not read") {
+		t.Errorf("want a warning about instance managers:\n%s", res)
+	}
+}
+
+func TestScanWithoutLonghornCRDsExitsTwo(t *testing.T) {
+	ctx := context.Background()
+	bare, err := testcluster.Start(ctx, testcluster.Options{SkipCRDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Stop()
+	res := clitest.Run(ctx, bare.KubeconfigPath(), "scan")
+	oneErrorLine(t, res, 2, "Longhorn is not installed")
+}
+
+func TestScanBadFlagsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"scan", "-o", "xml"},
+		{"scan", "--color", "sometimes"},
+	} {
+		res := clitest.Run(context.Background(), cluster.KubeconfigPath(), args...)
+		if res.Code != 2 || !strings.HasPrefix(res.Stderr, "error: ") {
+			t.Errorf("%v: want exit 2 with an error line:\n%s", args, res)
+		}
+	}
+}

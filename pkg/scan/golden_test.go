@@ -1,0 +1,70 @@
+package scan_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// Times and ages come from the API server's clock; everything else in the
+// output is fixed by the fixtures.
+var (
+	timestamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
+	age       = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s|m\d+s)\b`)
+)
+
+func normalise(s string) string {
+	s = timestamp.ReplaceAllString(s, "<time>")
+	return age.ReplaceAllString(s, "<age>")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	got = normalise(got)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./pkg/scan -run Golden -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file; got:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestGoldenOutputs(t *testing.T) {
+	ctx := reset(t)
+	objs := fixture.Nodes()
+	for _, s := range fixture.Scenarios {
+		objs.Add(s.Build("v1.4.3", s.Name))
+	}
+	if err := fixture.Create(ctx, cluster, objs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, output string }{
+		{"table-v1.4.3.golden", "table"},
+		{"wide-v1.4.3.golden", "wide"},
+		{"json-v1.4.3.golden", "json"},
+		{"yaml-v1.4.3.golden", "yaml"},
+		{"name-v1.4.3.golden", "name"},
+	} {
+		t.Run(tc.output, func(t *testing.T) {
+			res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", tc.output, "--color", "never")
+			if res.Code != 1 {
+				t.Fatalf("want exit 1:\n%s", res)
+			}
+			golden(t, tc.file, res.Stdout)
+		})
+	}
+}

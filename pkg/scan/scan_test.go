@@ -1,0 +1,134 @@
+package scan_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
+)
+
+// want is the verdict scan must give for a scenario on a release.
+type want struct {
+	typ    detect.Type // "" = healthy (no finding)
+	action detect.Action
+}
+
+// generations maps each release class to the verdicts of the decision table.
+var generations = []struct {
+	version string
+	want    map[string]want
+}{
+	{"v1.3.2", map[string]want{
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDeactivate},
+	}},
+	{"v1.4.3", map[string]want{
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDeactivate},
+	}},
+	{"v1.4.4", map[string]want{
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionNone},
+	}},
+	{"v1.5.1", map[string]want{
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDelete},
+	}},
+	{"v1.5.2", map[string]want{
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionNone},
+	}},
+	{"v1.6.0", map[string]want{
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionNone},
+	}},
+}
+
+// common verdicts, the same on every release.
+var common = map[string]want{
+	"healthy":         {},
+	"idle-migratable": {},
+	"mid-migration":   {detect.TypeMigrationInFlight, detect.ActionNone},
+	"pending-cleanup": {detect.TypePendingCleanup, detect.ActionWait},
+	"issue-4827":      {detect.TypeMultipleActiveEngines, detect.ActionNone},
+}
+
+func TestScanClassifiesEveryScenarioOnEveryGeneration(t *testing.T) {
+	for _, g := range generations {
+		t.Run(g.version, func(t *testing.T) {
+			ctx := reset(t)
+			objs := fixture.Nodes()
+			for _, s := range fixture.Scenarios {
+				objs.Add(s.Build(g.version, s.Name))
+			}
+			if err := fixture.Create(ctx, cluster, objs); err != nil {
+				t.Fatal(err)
+			}
+			res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+			if res.Code != 1 {
+				t.Fatalf("want exit 1 (findings), got:\n%s", res)
+			}
+			r := decode(t, res.Stdout)
+			if r.LonghornVersion != g.version {
+				t.Errorf("longhornVersion = %q, want %q", r.LonghornVersion, g.version)
+			}
+			got := map[string]detect.Finding{}
+			for _, f := range r.Findings {
+				got[f.Volume] = f
+			}
+			for _, s := range fixture.Scenarios {
+				w, ok := g.want[s.Name]
+				if !ok {
+					w = common[s.Name]
+				}
+				f, found := got[s.Name]
+				switch {
+				case w.typ == "" && found:
+					t.Errorf("%s: want healthy, got %s (%s)", s.Name, f.Type, f.Reason)
+				case w.typ == "":
+				case !found:
+					t.Errorf("%s: want %s, got no finding", s.Name, w.typ)
+				case f.Type != w.typ || f.Action != w.action:
+					t.Errorf("%s: got %s/%s, want %s/%s (%s)", s.Name, f.Type, f.Action, w.typ, w.action, f.Reason)
+				}
+			}
+			stuck := got["two-active-engines"]
+			if wantKeep := fixture.EngineName(g.version, "two-active-engines", 1); stuck.Keep != wantKeep {
+				t.Errorf("keep = %q, want the engine on node-b %q", stuck.Keep, wantKeep)
+			}
+			if wantStale := fixture.EngineName(g.version, "two-active-engines", 0); len(stuck.Stale) != 1 || stuck.Stale[0] != wantStale {
+				t.Errorf("stale = %v, want [%s]", stuck.Stale, wantStale)
+			}
+			refused := got["issue-4827"]
+			if !refused.Refused() && !longhorn.MustParseVersion(g.version).DeterministicEngineNames() {
+				t.Errorf("issue-4827 should fail a precondition: %+v", refused.Preconditions)
+			}
+		})
+	}
+}
+
+func decode(t *testing.T, out string) *scan.Report {
+	t.Helper()
+	var r scan.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("scan -o json is not JSON: %v\n%s", err, out)
+	}
+	if r.APIVersion != scan.ReportAPIVersion || r.Kind != scan.ReportKind {
+		t.Fatalf("report header %s/%s", r.APIVersion, r.Kind)
+	}
+	return &r
+}
+
+func TestScanHealthyClusterExitsZero(t *testing.T) {
+	ctx := reset(t)
+	objs := fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1")).Add(fixture.Healthy("v1.4.3", "vol-2"))
+	if err := fixture.Create(ctx, cluster, objs); err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan")
+	if res.Code != 0 {
+		t.Fatalf("want exit 0:\n%s", res)
+	}
+	if !strings.Contains(res.Stderr, "No engine problems found: 2 volume(s) checked") {
+		t.Errorf("summary missing:\n%s", res)
+	}
+}

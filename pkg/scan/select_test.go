@@ -1,0 +1,129 @@
+package scan_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+)
+
+func TestScanSelectsByNameAndLabel(t *testing.T) {
+	ctx := reset(t)
+	stuck := fixture.TwoActiveEngines("v1.4.3", "stuck")
+	stuck.Volumes[0].Labels = map[string]string{"team": "vm"}
+	objs := fixture.Nodes().Add(stuck).Add(fixture.Healthy("v1.4.3", "fine"))
+	if err := fixture.Create(ctx, cluster, objs); err != nil {
+		t.Fatal(err)
+	}
+	if res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "fine"); res.Code != 0 {
+		t.Errorf("scan of the healthy volume alone should exit 0:\n%s", res)
+	}
+	if res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-l", "team=vm", "-o", "name"); res.Code != 1 || res.Stdout != "volume.longhorn.io/stuck\n" {
+		t.Errorf("selector should pick the stuck volume:\n%s", res)
+	}
+	if res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-l", "team=db"); res.Code != 0 {
+		t.Errorf("selector matching nothing should exit 0:\n%s", res)
+	}
+}
+
+func TestScanV2VolumeOn112IsReportedNotRepaired(t *testing.T) {
+	ctx := reset(t)
+	o := fixture.TwoActiveEngines("v1.12.1", "v2vol")
+	o.Volumes[0].Spec.DataEngine = "v2"
+	o.Volumes[0].Status.CurrentEngineNodeID = fixture.NodeB
+	for _, e := range o.Engines {
+		e.Spec.DataEngine = "v2"
+	}
+	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(o)); err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+	r := decode(t, res.Stdout)
+	if res.Code != 1 || len(r.Findings) != 1 {
+		t.Fatalf("want one finding:\n%s", res)
+	}
+	f := r.Findings[0]
+	if f.Type != detect.TypeMultipleActiveEngines || f.Action != detect.ActionNone || !strings.Contains(f.Reason, "v2 volume") {
+		t.Errorf("v2 on 1.12 must be reported without a fix: %s/%s %s", f.Type, f.Action, f.Reason)
+	}
+	if f.Keep != "v2vol-e-1" {
+		t.Errorf("keep = %q, want the engine on currentEngineNodeID", f.Keep)
+	}
+}
+
+func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
+	ctx := reset(t)
+	diverged := fixture.TwoActiveEngines("v1.4.3", "diverged")
+	diverged.Volumes[0].Status.CurrentNodeID = fixture.NodeA // status write lost
+	norun := fixture.TwoActiveEngines("v1.4.3", "norun")
+	norun.Engines[1].Status.CurrentState = "error"
+	norun.Engines[1].Status.Endpoint = ""
+	faulted := fixture.TwoActiveEngines("v1.4.3", "faulted")
+	faulted.Volumes[0].Status.Robustness = "faulted"
+	objs := fixture.Nodes().Add(diverged).Add(norun).Add(faulted)
+	if err := fixture.Create(ctx, cluster, objs); err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+	r := decode(t, res.Stdout)
+	want := map[string]string{
+		"diverged": "current node known and equal to spec.nodeID",
+		"norun":    "one running engine on the current node",
+		"faulted":  "robustness usable",
+	}
+	for _, f := range r.Findings {
+		if f.Action != detect.ActionNone || !strings.Contains(f.Reason, "not safe to repair: "+want[f.Volume]) {
+			t.Errorf("%s: want refusal naming %q, got %s: %s", f.Volume, want[f.Volume], f.Action, f.Reason)
+		}
+	}
+	if len(r.Findings) != 3 {
+		t.Errorf("want 3 findings, got %d", len(r.Findings))
+	}
+}
+
+func TestScanColour(t *testing.T) {
+	ctx := reset(t)
+	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.TwoActiveEngines("v1.4.3", "vol-1"))); err != nil {
+		t.Fatal(err)
+	}
+	kc := cluster.KubeconfigPath()
+	if res := clitest.Run(ctx, kc, "scan", "--color", "always"); !strings.Contains(res.Stdout, "\x1b[") {
+		t.Errorf("--color always should colour the table:\n%q", res.Stdout)
+	}
+	if res := clitest.Run(ctx, kc, "scan", "--color", "always", "-o", "json"); strings.Contains(res.Stdout, "\x1b[") {
+		t.Errorf("json must never be coloured")
+	}
+	if res := clitest.Run(ctx, kc, "scan", "--color", "never"); strings.Contains(res.Stdout, "\x1b[") {
+		t.Errorf("--color never coloured the table")
+	}
+	// auto: not a terminal here, and NO_COLOR set: no colour either way.
+	t.Setenv("NO_COLOR", "1")
+	if res := clitest.Run(ctx, kc, "scan"); strings.Contains(res.Stdout, "\x1b[") {
+		t.Errorf("--color auto with NO_COLOR coloured the table")
+	}
+}
+
+func TestScanCompletion(t *testing.T) {
+	ctx := reset(t)
+	objs := fixture.Nodes().Add(fixture.Healthy("v1.4.3", "pvc-one")).Add(fixture.Healthy("v1.4.3", "pvc-two")).Add(fixture.Healthy("v1.4.3", "other"))
+	if err := fixture.Create(ctx, cluster, objs); err != nil {
+		t.Fatal(err)
+	}
+	kc := cluster.KubeconfigPath()
+	res := clitest.Run(ctx, "", "__complete", "scan", "--kubeconfig", kc, "pvc-one", "pvc")
+	if !strings.Contains(res.Stdout, "pvc-two\n") || strings.Contains(res.Stdout, "pvc-one\n") || strings.Contains(res.Stdout, "other") {
+		t.Errorf("volume completion:\n%s", res)
+	}
+	res = clitest.Run(ctx, "", "__complete", "scan", "-o", "")
+	for _, f := range []string{"table", "wide", "json", "yaml", "name"} {
+		if !strings.Contains(res.Stdout, f+"\n") {
+			t.Errorf("-o completion lacks %s:\n%s", f, res)
+		}
+	}
+	res = clitest.Run(ctx, "", "__complete", "scan", "--color", "")
+	if !strings.Contains(res.Stdout, "auto\nalways\nnever\n") {
+		t.Errorf("--color completion:\n%s", res)
+	}
+}
