@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -115,8 +116,14 @@ func orphans(st *longhorn.State, idx *index) []Finding {
 	if !st.InstanceManagersRead {
 		return out
 	}
+	// Name order, so that the report does not depend on the order the
+	// instance managers were read in.
+	ims := make([]*longhorn.InstanceManager, len(st.InstanceManagers))
 	for i := range st.InstanceManagers {
-		im := &st.InstanceManagers[i]
+		ims[i] = &st.InstanceManagers[i]
+	}
+	sort.SliceStable(ims, func(i, j int) bool { return ims[i].Name < ims[j].Name })
+	for _, im := range ims {
 		for _, p := range im.EngineProcessNames() {
 			if known[p] {
 				continue

@@ -1,6 +1,10 @@
 package detect
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // Type names the state a volume (or an orphan object) is in.
 type Type string
@@ -28,6 +32,10 @@ const (
 	// TypeOrphanEngineProcess is an engine process in an instance manager
 	// with no Engine CR; it blocks node drains.
 	TypeOrphanEngineProcess Type = "OrphanEngineProcess"
+	// TypeSyncErrorInLogs (offline analysis): longhorn-manager logged the
+	// #6642 BUG error for a volume whose objects show nothing wrong; the
+	// state may have changed between the log lines and the snapshot.
+	TypeSyncErrorInLogs Type = "SyncErrorInLogs"
 )
 
 // Action is what `fix` would do about a finding.
@@ -162,4 +170,22 @@ type Duration struct{ time.Duration }
 // MarshalJSON writes the duration rounded to seconds.
 func (d Duration) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + d.Round(time.Second).String() + `"`), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes ("12m30s"), so that a JSON
+// report decodes back into a Finding; a bare number is taken as nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return json.Unmarshal(b, &d.Duration)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: %w", s, err)
+	}
+	d.Duration = v
+	return nil
 }

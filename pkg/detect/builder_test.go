@@ -1,0 +1,344 @@
+package detect
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Test fixtures: small builders for Longhorn states. A = the node the volume
+// was attached to before the migration, B = the migration target (now
+// status.currentNodeID in the #6642 state), C = a third node.
+
+const (
+	nodeA = "node-a"
+	nodeB = "node-b"
+	nodeC = "node-c"
+
+	imgOld = "longhornio/longhorn-engine:v1.4.3"
+	imgNew = "longhornio/longhorn-engine:v1.5.1"
+)
+
+// Precondition names as classify.go reports them (§8.4, in order).
+const (
+	chkVersion    = "longhorn version known"
+	chkNoMigReq   = "no migration requested"
+	chkCurrent    = "current node known and equal to spec.nodeID"
+	chkNoMigFly   = "no migration in flight"
+	chkSurvivor   = "one running engine on the current node"
+	chkStale      = "stale engines on other nodes"
+	chkRobustness = "robustness usable"
+	chkUpgrade    = "no engine upgrade pending"
+)
+
+var allChecks = []string{chkVersion, chkNoMigReq, chkCurrent, chkNoMigFly, chkSurvivor, chkStale, chkRobustness, chkUpgrade}
+
+// t0 is the reference "now" of every state.
+var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func ago(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(-d)) }
+
+// versionCase is one column of the §8.6 decision table.
+type versionCase struct {
+	name    string // class label for test names
+	version string // "" = unknown
+	v2      bool   // a v2 data-engine volume
+}
+
+func (vc versionCase) parsed() longhorn.Version {
+	if vc.version == "" {
+		return longhorn.Version{}
+	}
+	return longhorn.MustParseVersion(vc.version)
+}
+
+// hasCMN: the release has status.currentMigrationNodeID.
+func (vc versionCase) hasCMN() bool { return vc.parsed().HasCurrentMigrationNodeID() }
+
+var (
+	vcL13     = versionCase{"L13", "v1.3.2", false}
+	vcL14a    = versionCase{"L14a", "v1.4.3", false}
+	vcL14f    = versionCase{"L14f", "v1.4.4", false}
+	vcL15a    = versionCase{"L15a", "v1.5.1", false}
+	vcL15f    = versionCase{"L15f-1.5.2", "v1.5.2", false}
+	vcL16     = versionCase{"L15f-1.6.0", "v1.6.0", false}
+	vcUnknown = versionCase{"unknown", "", false}
+	vcV2      = versionCase{"v2-1.12.1", "v1.12.1", true}
+)
+
+var allVersions = []versionCase{vcL13, vcL14a, vcL14f, vcL15a, vcL15f, vcL16, vcUnknown, vcV2}
+var affectedVersions = []versionCase{vcL13, vcL14a, vcL15a}
+
+// newState returns an empty state at t0 for the version case.
+func newState(vc versionCase) *longhorn.State {
+	return &longhorn.State{
+		Namespace:            longhorn.DefaultNamespace,
+		Version:              vc.parsed(),
+		VersionSource:        "test",
+		Now:                  t0,
+		InstanceManagersRead: true,
+	}
+}
+
+// engineName follows the naming of the release: "<vol>-e-N" on deterministic
+// releases, "<vol>-e-<8 hex>" otherwise. n orders them (0 = first engine).
+func engineName(vc versionCase, vol string, n int) string {
+	if vc.parsed().DeterministicEngineNames() {
+		return fmt.Sprintf("%s-e-%d", vol, n)
+	}
+	random := []string{"a1b2c3d4", "5e6f7a8b", "c9d0e1f2", "3a4b5c6d"}
+	return vol + "-e-" + random[n%len(random)]
+}
+
+// volume builds an attached, healthy, migratable RWX volume on node.
+func volume(vc versionCase, name, node string) longhorn.Volume {
+	v := longhorn.Volume{}
+	v.Name = name
+	v.Namespace = longhorn.DefaultNamespace
+	v.Spec = longhorn.VolumeSpec{
+		NodeID: node, Migratable: true, AccessMode: longhorn.AccessModeRWX,
+		NumberOfReplicas: 2, Frontend: "blockdev",
+	}
+	v.Status = longhorn.VolumeStatus{
+		OwnerID: node, State: longhorn.VolumeStateAttached, Robustness: longhorn.RobustnessHealthy,
+		CurrentNodeID: node, CurrentImage: imgOld,
+	}
+	if vc.parsed().AtLeast(1, 6, 0) {
+		v.Spec.Image = imgOld
+	} else {
+		v.Spec.EngineImage = imgOld
+	}
+	if vc.v2 {
+		v.Spec.DataEngine = longhorn.DataEngineV2
+		v.Spec.EngineNodeID = node
+		v.Status.CurrentEngineNodeID = node
+	}
+	return v
+}
+
+// engine builds an active, running engine with an endpoint and RW replicas.
+func engine(vc versionCase, vol, name, node string, created time.Duration, rw ...string) longhorn.Engine {
+	e := longhorn.Engine{}
+	e.Name = name
+	e.Namespace = longhorn.DefaultNamespace
+	e.CreationTimestamp = ago(created)
+	e.Labels = map[string]string{longhorn.VolumeLabel: vol}
+	e.Spec = longhorn.EngineSpec{VolumeName: vol, NodeID: node, Active: true, DesireState: longhorn.StateRunning, Frontend: "blockdev"}
+	if vc.parsed().AtLeast(1, 6, 0) {
+		e.Spec.Image = imgOld
+	} else {
+		e.Spec.EngineImage = imgOld
+	}
+	if vc.v2 {
+		e.Spec.DataEngine = longhorn.DataEngineV2
+	}
+	e.Status = longhorn.EngineStatus{
+		OwnerID: node, CurrentState: longhorn.StateRunning, Endpoint: "/dev/longhorn/" + vol,
+		InstanceManagerName: "instance-manager-" + node, CurrentImage: imgOld,
+		ReplicaModeMap: map[string]string{},
+	}
+	for _, r := range rw {
+		e.Status.ReplicaModeMap[r] = longhorn.ModeRW
+	}
+	return e
+}
+
+func replica(vol, name, node, engineName string, active bool) longhorn.Replica {
+	r := longhorn.Replica{}
+	r.Name = name
+	r.Namespace = longhorn.DefaultNamespace
+	r.Labels = map[string]string{longhorn.VolumeLabel: vol}
+	r.Spec = longhorn.ReplicaSpec{
+		VolumeName: vol, NodeID: node, EngineName: engineName, Active: active,
+		DesireState: longhorn.StateRunning, DataDirectoryName: vol + "-" + node,
+	}
+	r.Status = longhorn.ReplicaStatus{OwnerID: node, CurrentState: longhorn.StateRunning}
+	return r
+}
+
+// scenario is one volume with handles on the interesting objects, so tests
+// can mutate the state after building it.
+type scenario struct {
+	vc    versionCase
+	st    *longhorn.State
+	vol   string
+	engA  string // engine on A (old, stale in the #6642 state)
+	engB  string // engine on B (migration engine, survivor in the #6642 state)
+	extra string // a third engine when a scenario adds one
+}
+
+func (s *scenario) volume() *longhorn.Volume {
+	for i := range s.st.Volumes {
+		if s.st.Volumes[i].Name == s.vol {
+			return &s.st.Volumes[i]
+		}
+	}
+	panic("no volume " + s.vol)
+}
+
+func (s *scenario) engine(name string) *longhorn.Engine {
+	for i := range s.st.Engines {
+		if s.st.Engines[i].Name == name {
+			return &s.st.Engines[i]
+		}
+	}
+	panic("no engine " + name)
+}
+
+func (s *scenario) replicasOf(engineName string) []*longhorn.Replica {
+	var out []*longhorn.Replica
+	for i := range s.st.Replicas {
+		if s.st.Replicas[i].Spec.EngineName == engineName {
+			out = append(out, &s.st.Replicas[i])
+		}
+	}
+	return out
+}
+
+func (s *scenario) setReplicasActive(engineName string, active bool) {
+	for _, r := range s.replicasOf(engineName) {
+		r.Spec.Active = active
+	}
+}
+
+func (s *scenario) removeReplicasOf(engineName string) {
+	out := s.st.Replicas[:0]
+	for _, r := range s.st.Replicas {
+		if r.Spec.EngineName != engineName {
+			out = append(out, r)
+		}
+	}
+	s.st.Replicas = out
+}
+
+func (s *scenario) removeEngine(name string) {
+	out := s.st.Engines[:0]
+	for _, e := range s.st.Engines {
+		if e.Name != name {
+			out = append(out, e)
+		}
+	}
+	s.st.Engines = out
+}
+
+func (s *scenario) classify(t *testing.T) (Result, Finding) {
+	t.Helper()
+	res := Classify(s.st, Options{})
+	var f Finding
+	n := 0
+	for _, x := range res.Findings {
+		if x.Volume == s.vol {
+			f = x
+			n++
+		}
+	}
+	if n > 1 {
+		t.Fatalf("%d findings for volume %s: %+v", n, s.vol, res.Findings)
+	}
+	// ClassifyVolume, used by fix right before acting, must agree.
+	g, ok := ClassifyVolume(s.st, s.vol, Options{})
+	if ok != (n == 1) {
+		t.Fatalf("ClassifyVolume ok=%t but Classify found %d findings", ok, n)
+	}
+	if ok && !jsonEqual(f, g) {
+		t.Fatalf("ClassifyVolume disagrees with Classify:\n%s\n%s", mustJSON(g), mustJSON(f))
+	}
+	return res, f
+}
+
+// healthy: one active engine on A, two active RW replicas.
+func healthy(vc versionCase, vol string) *scenario {
+	s := &scenario{vc: vc, st: newState(vc), vol: vol, engA: engineName(vc, vol, 0)}
+	s.st.Volumes = append(s.st.Volumes, volume(vc, vol, nodeA))
+	s.st.Engines = append(s.st.Engines, engine(vc, vol, s.engA, nodeA, time.Hour, vol+"-r-aaaa0001", vol+"-r-aaaa0002"))
+	s.st.Replicas = append(s.st.Replicas,
+		replica(vol, vol+"-r-aaaa0001", nodeA, s.engA, true),
+		replica(vol, vol+"-r-aaaa0002", nodeC, s.engA, true))
+	return s
+}
+
+// migrating: healthy plus a live migration to B that has not been confirmed:
+// spec.migrationNodeID=B, a second (inactive, running) engine on B and
+// inactive clone replicas for it.
+func migrating(vc versionCase, vol string) *scenario {
+	s := healthy(vc, vol)
+	s.engB = engineName(vc, vol, 1)
+	v := s.volume()
+	v.Spec.MigrationNodeID = nodeB
+	if vc.hasCMN() {
+		v.Status.CurrentMigrationNodeID = nodeB
+	}
+	eb := engine(vc, vol, s.engB, nodeB, 10*time.Minute, vol+"-r-bbbb0001", vol+"-r-bbbb0002")
+	eb.Spec.Active = false
+	s.st.Engines = append(s.st.Engines, eb)
+	s.st.Replicas = append(s.st.Replicas,
+		replica(vol, vol+"-r-bbbb0001", nodeA, s.engB, false),
+		replica(vol, vol+"-r-bbbb0002", nodeC, s.engB, false))
+	return s
+}
+
+// stuck is the #6642 state: the confirm switched spec.nodeID and
+// status.currentNodeID to B and marked the engine on B active, but the old
+// engine on A was never deleted and the replica flip never ran.
+func stuck(vc versionCase, vol string) *scenario {
+	s := migrating(vc, vol)
+	v := s.volume()
+	v.Spec.NodeID = nodeB
+	v.Spec.MigrationNodeID = ""
+	v.Status.CurrentNodeID = nodeB
+	v.Status.CurrentMigrationNodeID = ""
+	if vc.name == vcL15a.name {
+		v.Status.CurrentMigrationNodeID = nodeB // confirm never finished
+	}
+	if vc.v2 {
+		v.Spec.EngineNodeID = nodeB
+		v.Status.CurrentEngineNodeID = nodeB
+	}
+	s.engine(s.engB).Spec.Active = true
+	return s
+}
+
+func findCheck(f Finding, name string) (Check, bool) {
+	for _, c := range f.Preconditions {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+func firstFailedName(f Finding) string {
+	for _, c := range f.Preconditions {
+		if !c.OK {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+func roleOf(f Finding, engineName string) string {
+	for _, e := range f.Evidence.Engines {
+		if e.Name == engineName {
+			return e.Role
+		}
+	}
+	return "<absent>"
+}
+
+func mustJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func jsonEqual(a, b any) bool { return mustJSON(a) == mustJSON(b) }
+
+// rawMap is the shape of instance-manager process maps.
+type rawMap = map[string]json.RawMessage

@@ -1,0 +1,997 @@
+package detect
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// §8.6 row 1: at most one active engine, no pending cleanup.
+func TestHealthy(t *testing.T) {
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := healthy(vc, "vol")
+			res, _ := s.classify(t)
+			if len(res.Findings) != 0 {
+				t.Fatalf("healthy volume has findings: %s", mustJSON(res.Findings))
+			}
+			if res.Volumes != 1 || res.Healthy != 1 || res.NeedsAttention() {
+				t.Errorf("Volumes=%d Healthy=%d NeedsAttention=%t, want 1 1 false", res.Volumes, res.Healthy, res.NeedsAttention())
+			}
+		})
+	}
+}
+
+// A detached volume with one inactive engine, and a volume whose engine is
+// inactive while detaching, are not findings either.
+func TestHealthyDetached(t *testing.T) {
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := healthy(vc, "vol")
+			v := s.volume()
+			v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.State = "", "", longhorn.VolumeStateDetached
+			e := s.engine(s.engA)
+			e.Spec.NodeID, e.Spec.Active, e.Spec.DesireState = "", false, longhorn.StateStopped
+			e.Status.CurrentState, e.Status.Endpoint = longhorn.StateStopped, ""
+			res, _ := s.classify(t)
+			if len(res.Findings) != 0 || res.Healthy != 1 {
+				t.Fatalf("detached volume: %s", mustJSON(res))
+			}
+		})
+	}
+}
+
+func TestNoActiveEngineWhileAttached(t *testing.T) {
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := healthy(vc, "vol")
+			s.engine(s.engA).Spec.Active = false
+			res, f := s.classify(t)
+			if f.Type != TypeNoActiveEngine || f.Severity != SeverityWarning || f.Action != ActionNone {
+				t.Fatalf("got %s/%s/%s, want NoActiveEngine/warning/none", f.Type, f.Severity, f.Action)
+			}
+			if !res.NeedsAttention() || res.Healthy != 0 {
+				t.Errorf("NeedsAttention=%t Healthy=%d", res.NeedsAttention(), res.Healthy)
+			}
+		})
+	}
+}
+
+// §8.6 row 2: a live migration that has not been confirmed.
+func TestMigrationInFlight(t *testing.T) {
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := migrating(vc, "vol")
+			res, f := s.classify(t)
+			if f.Type != TypeMigrationInFlight || f.Severity != SeverityInfo || f.Action != ActionNone {
+				t.Fatalf("got %s/%s/%s, want MigrationInFlight/info/none; %s", f.Type, f.Severity, f.Action, f.Reason)
+			}
+			if res.NeedsAttention() {
+				t.Error("a migration in flight needs attention")
+			}
+			if res.Healthy != 0 || res.Volumes != 1 {
+				t.Errorf("Healthy=%d Volumes=%d", res.Healthy, res.Volumes)
+			}
+			if got := roleOf(f, s.engB); got != "migration" {
+				t.Errorf("role of the migration engine = %q, want migration", got)
+			}
+			if got := roleOf(f, s.engA); got != "" {
+				t.Errorf("role of the current engine = %q, want none", got)
+			}
+			if len(f.Stale) != 0 || f.Stale == nil {
+				t.Errorf("Stale = %#v, want empty non-nil", f.Stale)
+			}
+			if !strings.Contains(f.Reason, nodeB) {
+				t.Errorf("reason does not name the target: %s", f.Reason)
+			}
+		})
+	}
+}
+
+// The migration engine has just been created (nodeID "" and stopped): still
+// in flight, and the engine is marked as the migration engine.
+func TestMigrationInFlightEngineNotPlaced(t *testing.T) {
+	s := migrating(vcL14a, "vol")
+	e := s.engine(s.engB)
+	e.Spec.NodeID, e.Spec.DesireState, e.Status.CurrentState, e.Status.Endpoint = "", longhorn.StateStopped, longhorn.StateStopped, ""
+	_, f := s.classify(t)
+	if f.Type != TypeMigrationInFlight || f.Action != ActionNone || roleOf(f, s.engB) != "migration" {
+		t.Fatalf("got %s/%s role %q", f.Type, f.Action, roleOf(f, s.engB))
+	}
+}
+
+// v1.12+ v2 switchover: two engines are expected while switchoverState is set.
+func TestV2SwitchoverInFlight(t *testing.T) {
+	s := migrating(vcV2, "vol")
+	v := s.volume()
+	v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID = "", ""
+	v.Spec.EngineNodeID = nodeB
+	v.Status.SwitchoverState = "switching-over"
+	_, f := s.classify(t)
+	if f.Type != TypeMigrationInFlight || f.Severity != SeverityInfo || f.Action != ActionNone {
+		t.Fatalf("got %s/%s/%s", f.Type, f.Severity, f.Action)
+	}
+	if !strings.Contains(f.Reason, "switching-over") {
+		t.Errorf("reason does not name the switchover state: %s", f.Reason)
+	}
+}
+
+// §8.6 row 3 (1.5+): spec.migrationNodeID cleared, currentMigrationNodeID still
+// set, one active engine: confirm or rollback finishing.
+func TestMigrationFinishing(t *testing.T) {
+	for _, vc := range []versionCase{vcL15a, vcL15f, vcL16, vcV2} {
+		for _, confirm := range []bool{true, false} {
+			name := vc.name + "/rollback"
+			if confirm {
+				name = vc.name + "/confirm"
+			}
+			t.Run(name, func(t *testing.T) {
+				s := migrating(vc, "vol")
+				v := s.volume()
+				v.Spec.MigrationNodeID = ""
+				v.Status.CurrentMigrationNodeID = nodeB
+				if confirm {
+					// Old engine already gone, the new one active, replicas not yet flipped.
+					v.Spec.NodeID, v.Status.CurrentNodeID = nodeB, nodeB
+					s.removeEngine(s.engA)
+					s.engine(s.engB).Spec.Active = true
+				} else {
+					s.removeEngine(s.engB)
+					s.removeReplicasOf(s.engB)
+				}
+				res, f := s.classify(t)
+				if f.Type != TypeMigrationFinishing || f.Severity != SeverityInfo || f.Action != ActionWait {
+					t.Fatalf("got %s/%s/%s, want MigrationFinishing/info/wait: %s", f.Type, f.Severity, f.Action, f.Reason)
+				}
+				if res.NeedsAttention() {
+					t.Error("NeedsAttention for a finishing migration")
+				}
+				if !strings.Contains(f.Reason, "currentMigrationNodeID") {
+					t.Errorf("reason: %s", f.Reason)
+				}
+			})
+		}
+	}
+}
+
+// No migration, one active engine and an inactive leftover: Longhorn's own
+// confirm/rollback branch removes it.
+func TestExtraInactiveEngine(t *testing.T) {
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := migrating(vc, "vol")
+			v := s.volume()
+			v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID = "", ""
+			_, f := s.classify(t)
+			if f.Type != TypeMigrationFinishing || f.Action != ActionWait || f.Keep != s.engA || f.Severity != SeverityInfo {
+				t.Fatalf("got %s/%s keep=%q", f.Type, f.Action, f.Keep)
+			}
+			if roleOf(f, s.engA) != "keep" {
+				t.Errorf("role of %s = %q", s.engA, roleOf(f, s.engA))
+			}
+		})
+	}
+}
+
+// pendingScenario: a confirm finished on B and the old engine on A waits for
+// its finalizer with spec.active still true; replicas already flipped.
+func pendingScenario(vc versionCase, age time.Duration) *scenario {
+	s := stuck(vc, "vol")
+	s.volume().Status.CurrentMigrationNodeID = ""
+	ea := s.engine(s.engA)
+	ts := ago(age)
+	ea.DeletionTimestamp = &ts
+	ea.Finalizers = []string{longhorn.Finalizer}
+	s.setReplicasActive(s.engA, false)
+	s.setReplicasActive(s.engB, true)
+	return s
+}
+
+// §8.6 row 4: pending cleanup.
+func TestPendingCleanup(t *testing.T) {
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			t.Run("young", func(t *testing.T) {
+				s := pendingScenario(vc, 2*time.Minute)
+				res, f := s.classify(t)
+				if f.Type != TypePendingCleanup || f.Severity != SeverityInfo || f.Action != ActionWait {
+					t.Fatalf("got %s/%s/%s, want PendingCleanup/info/wait: %s", f.Type, f.Severity, f.Action, f.Reason)
+				}
+				if res.NeedsAttention() {
+					t.Error("a young pending cleanup needs attention")
+				}
+				if f.Age == nil || f.Age.Duration != 2*time.Minute {
+					t.Errorf("Age = %v, want 2m", f.Age)
+				}
+				if f.Keep != s.engB || roleOf(f, s.engB) != "keep" {
+					t.Errorf("Keep = %q role %q, want %s", f.Keep, roleOf(f, s.engB), s.engB)
+				}
+				if !strings.Contains(f.Reason, s.engA) || !strings.Contains(f.Reason, longhorn.Finalizer) {
+					t.Errorf("reason: %s", f.Reason)
+				}
+			})
+			t.Run("old", func(t *testing.T) {
+				s := pendingScenario(vc, 30*time.Minute)
+				res, f := s.classify(t)
+				if f.Type != TypePendingCleanup || f.Severity != SeverityWarning || f.Action != ActionWait {
+					t.Fatalf("got %s/%s/%s, want PendingCleanup/warning/wait", f.Type, f.Severity, f.Action)
+				}
+				if f.Age == nil || f.Age.Duration != 30*time.Minute {
+					t.Errorf("Age = %v, want 30m", f.Age)
+				}
+				if !res.NeedsAttention() {
+					t.Error("an old pending cleanup does not need attention")
+				}
+				if !strings.Contains(f.Reason, nodeA) {
+					t.Errorf("reason does not name the owner node: %s", f.Reason)
+				}
+			})
+			t.Run("inverted", func(t *testing.T) {
+				// A stale engine deleted on 1.3/1.4 with the replica flip never run.
+				s := pendingScenario(vc, 2*time.Minute)
+				s.setReplicasActive(s.engA, true)
+				s.setReplicasActive(s.engB, false)
+				res, f := s.classify(t)
+				if f.Type != TypePendingCleanup || f.Severity != SeverityCritical || f.Action != ActionWait {
+					t.Fatalf("got %s/%s/%s, want PendingCleanup/critical/wait", f.Type, f.Severity, f.Action)
+				}
+				if !res.NeedsAttention() || !strings.Contains(f.Reason, "inverted") {
+					t.Errorf("NeedsAttention=%t reason=%s", res.NeedsAttention(), f.Reason)
+				}
+			})
+		})
+	}
+}
+
+func TestPendingCleanupThreshold(t *testing.T) {
+	tests := []struct {
+		age, threshold time.Duration
+		want           Severity
+	}{
+		{9 * time.Minute, 0, SeverityInfo}, // default 10m
+		{11 * time.Minute, 0, SeverityWarning},
+		{2 * time.Minute, time.Minute, SeverityWarning},
+		{2 * time.Minute, -time.Minute, SeverityInfo}, // non-positive = default
+		{time.Hour, 2 * time.Hour, SeverityInfo},
+		{-time.Minute, 0, SeverityInfo}, // deletionTimestamp after Now (clock skew)
+	}
+	for _, tt := range tests {
+		s := pendingScenario(vcL14a, tt.age)
+		res := Classify(s.st, Options{PendingThreshold: tt.threshold})
+		if len(res.Findings) != 1 {
+			t.Fatalf("findings: %s", mustJSON(res.Findings))
+		}
+		f := res.Findings[0]
+		if f.Severity != tt.want {
+			t.Errorf("age %s threshold %s: severity %s, want %s", tt.age, tt.threshold, f.Severity, tt.want)
+		}
+		if f.Age == nil || f.Age.Duration < 0 {
+			t.Errorf("age %s: Age = %v", tt.age, f.Age)
+		}
+	}
+}
+
+// Two pending engines: the age is the oldest deletion.
+func TestPendingCleanupOldest(t *testing.T) {
+	s := pendingScenario(vcL14a, 3*time.Minute)
+	// Created last, deleted first: the age follows the deletion, not the creation.
+	third := engine(vcL14a, "vol", engineName(vcL14a, "vol", 2), nodeC, time.Minute)
+	ts := ago(20 * time.Minute)
+	third.DeletionTimestamp = &ts
+	s.st.Engines = append(s.st.Engines, third)
+	_, f := s.classify(t)
+	if f.Type != TypePendingCleanup || f.Age == nil || f.Age.Duration != 20*time.Minute || f.Severity != SeverityWarning {
+		t.Fatalf("got %s age %v severity %s", f.Type, f.Age, f.Severity)
+	}
+	for _, n := range []string{s.engA, third.Name} {
+		if !strings.Contains(f.Reason, n) {
+			t.Errorf("reason does not name %s: %s", n, f.Reason)
+		}
+	}
+}
+
+// §8.6 rows 5 and 6: the #6642 stuck state on every version column.
+func TestTwoActiveEngines(t *testing.T) {
+	tests := []struct {
+		vc         versionCase
+		action     Action
+		reasonHas  string
+		allChecked bool // every precondition passes
+	}{
+		{vcL13, ActionDeactivate, "spec.active=false", true},
+		{vcL14a, ActionDeactivate, "spec.active=false", true},
+		{vcL14f, ActionNone, "has the fix", true},
+		{vcL15a, ActionDelete, "delete", true},
+		{vcL15f, ActionNone, "has the fix", true},
+		{vcL16, ActionNone, "has the fix", true},
+		{vcUnknown, ActionNone, chkVersion, false},
+		{vcV2, ActionNone, "v2 volume", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.vc.name, func(t *testing.T) {
+			s := stuck(tt.vc, "vol")
+			res, f := s.classify(t)
+			if f.Type != TypeMultipleActiveEngines || f.Severity != SeverityCritical {
+				t.Fatalf("got %s/%s, want MultipleActiveEngines/critical", f.Type, f.Severity)
+			}
+			if f.Action != tt.action {
+				t.Fatalf("action %s, want %s: %s", f.Action, tt.action, f.Reason)
+			}
+			if !strings.Contains(f.Reason, tt.reasonHas) {
+				t.Errorf("reason does not contain %q: %s", tt.reasonHas, f.Reason)
+			}
+			if !strings.Contains(f.Reason, "BUG: found the second active engine") {
+				t.Errorf("reason does not quote the BUG error: %s", f.Reason)
+			}
+			if !res.NeedsAttention() || res.Healthy != 0 {
+				t.Errorf("NeedsAttention=%t Healthy=%d", res.NeedsAttention(), res.Healthy)
+			}
+			if f.Keep != s.engB {
+				t.Errorf("Keep = %q, want %q (engine on B)", f.Keep, s.engB)
+			}
+			if !reflect.DeepEqual(f.Stale, []string{s.engA}) {
+				t.Errorf("Stale = %v, want [%s] (engine on A)", f.Stale, s.engA)
+			}
+			if roleOf(f, s.engB) != "keep" || roleOf(f, s.engA) != "stale" {
+				t.Errorf("roles: %s=%q %s=%q", s.engB, roleOf(f, s.engB), s.engA, roleOf(f, s.engA))
+			}
+			if len(f.Preconditions) != len(allChecks) {
+				t.Fatalf("%d preconditions, want %d: %s", len(f.Preconditions), len(allChecks), mustJSON(f.Preconditions))
+			}
+			for i, c := range f.Preconditions {
+				if c.Name != allChecks[i] {
+					t.Errorf("precondition %d is %q, want %q", i, c.Name, allChecks[i])
+				}
+				if c.Detail == "" {
+					t.Errorf("precondition %q has no detail", c.Name)
+				}
+			}
+			if tt.allChecked {
+				if failed := firstFailedName(f); failed != "" {
+					t.Errorf("precondition %q failed: %s", failed, mustJSON(f.Preconditions))
+				}
+				if f.Refused() {
+					t.Error("Refused() with all preconditions OK")
+				}
+			} else if !f.Refused() {
+				t.Error("Refused() = false with a failed precondition")
+			}
+			if (f.Action == ActionDeactivate || f.Action == ActionDelete) && f.Refused() {
+				t.Error("acting although a precondition failed")
+			}
+			// Evidence carries the volume fields the decision rests on.
+			ev := f.Evidence
+			if ev.NodeID != nodeB || ev.CurrentNodeID != nodeB || ev.MigrationNodeID != "" || len(ev.Engines) != 2 || len(ev.Replicas) != 4 {
+				t.Errorf("evidence: %s", mustJSON(ev))
+			}
+			if tt.vc.v2 && (ev.DataEngine != longhorn.DataEngineV2 || ev.CurrentEngineNodeID != nodeB) {
+				t.Errorf("v2 evidence: %s", mustJSON(ev))
+			}
+		})
+	}
+}
+
+// The stale engine is the older one; the survivor note says so when not.
+func TestTwoActiveEnginesEvidenceOrder(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL15f} {
+		s := stuck(vc, "vol")
+		_, f := s.classify(t)
+		if len(f.Evidence.Engines) != 2 || f.Evidence.Engines[0].Name != s.engA || f.Evidence.Engines[1].Name != s.engB {
+			t.Errorf("%s: evidence engines not oldest first: %s", vc.name, mustJSON(f.Evidence.Engines))
+		}
+		c, _ := findCheck(f, chkStale)
+		if strings.Contains(c.Detail, "newer than the survivor") {
+			t.Errorf("%s: stale engine reported newer: %s", vc.name, c.Detail)
+		}
+	}
+	// Stale engine created after the survivor.
+	s := stuck(vcL14a, "vol")
+	s.engine(s.engA).CreationTimestamp = ago(time.Minute)
+	_, f := s.classify(t)
+	c, _ := findCheck(f, chkStale)
+	if !strings.Contains(c.Detail, "newer than the survivor") || !c.OK {
+		t.Errorf("newer stale engine: %+v", c)
+	}
+	if f.Action != ActionDeactivate {
+		t.Errorf("a newer stale engine changed the action to %s", f.Action)
+	}
+}
+
+// The survivor is found from currentEngineNodeID for v2 volumes on 1.12+.
+func TestTwoActiveEnginesV2EngineNode(t *testing.T) {
+	s := stuck(vcV2, "vol")
+	v := s.volume()
+	v.Spec.EngineNodeID, v.Status.CurrentEngineNodeID = nodeC, nodeC
+	s.engine(s.engA).Spec.NodeID = nodeB // the frontend node
+	s.engine(s.engB).Spec.NodeID = nodeC // the engine (target) node
+	_, f := s.classify(t)
+	if f.Keep != s.engB || !reflect.DeepEqual(f.Stale, []string{s.engA}) || f.Action != ActionNone {
+		t.Fatalf("keep %q stale %v action %s", f.Keep, f.Stale, f.Action)
+	}
+	if !strings.Contains(f.Reason, "13951") {
+		t.Errorf("reason does not cite the v2 variant: %s", f.Reason)
+	}
+}
+
+// Three active engines: both others are stale.
+func TestThreeActiveEngines(t *testing.T) {
+	for _, vc := range affectedVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := stuck(vc, "vol")
+			c := engine(vc, "vol", engineName(vc, "vol", 2), nodeC, 2*time.Hour, "vol-r-aaaa0002")
+			s.st.Engines = append(s.st.Engines, c)
+			_, f := s.classify(t)
+			want := map[string]bool{s.engA: true, c.Name: true}
+			if f.Keep != s.engB || len(f.Stale) != 2 || !want[f.Stale[0]] || !want[f.Stale[1]] {
+				t.Fatalf("keep %q stale %v", f.Keep, f.Stale)
+			}
+			if f.Action == ActionNone {
+				t.Errorf("no action: %s", f.Reason)
+			}
+			for _, n := range f.Stale {
+				if roleOf(f, n) != "stale" {
+					t.Errorf("role of %s = %q", n, roleOf(f, n))
+				}
+			}
+		})
+	}
+}
+
+// §8.6 row 6: each refused precondition, on each affected version.
+func TestTwoActiveEnginesRefused(t *testing.T) {
+	type refusal struct {
+		name       string
+		mutate     func(s *scenario)
+		check      string // the first precondition that must fail
+		detailHas  string
+		onlyL15a   bool
+		skipL15a   bool
+		noSurvivor bool     // Keep cannot be determined
+		alsoFail   []string // later checks that must fail too
+	}
+	tests := []refusal{
+		{
+			name:      "spec.nodeID empty (#4827)",
+			mutate:    func(s *scenario) { s.volume().Spec.NodeID = "" },
+			check:     chkCurrent,
+			detailHas: "4827",
+		},
+		{
+			name:      "currentNodeID differs from spec.nodeID",
+			mutate:    func(s *scenario) { s.volume().Spec.NodeID = nodeA },
+			check:     chkCurrent,
+			detailHas: `status.currentNodeID="node-b" spec.nodeID="node-a"`,
+		},
+		{
+			name:       "currentNodeID empty",
+			mutate:     func(s *scenario) { s.volume().Status.CurrentNodeID = "" },
+			check:      chkCurrent,
+			detailHas:  "currentNodeID is empty",
+			noSurvivor: true,
+		},
+		{
+			name:      "migration requested with two active engines",
+			mutate:    func(s *scenario) { s.volume().Spec.MigrationNodeID = nodeC },
+			check:     chkNoMigReq,
+			detailHas: nodeC,
+		},
+		{
+			name:      "currentMigrationNodeID on another node",
+			mutate:    func(s *scenario) { s.volume().Status.CurrentMigrationNodeID = nodeC },
+			check:     chkNoMigFly,
+			detailHas: nodeC,
+		},
+		{
+			name:      "currentMigrationNodeID set before 1.5",
+			mutate:    func(s *scenario) { s.volume().Status.CurrentMigrationNodeID = nodeB },
+			check:     chkNoMigFly,
+			detailHas: nodeB,
+			skipL15a:  true,
+		},
+		{
+			name:      "currentMigrationNodeID is the old node",
+			mutate:    func(s *scenario) { s.volume().Status.CurrentMigrationNodeID = nodeA },
+			check:     chkNoMigFly,
+			detailHas: nodeA,
+			onlyL15a:  true,
+		},
+		{
+			name:      "survivor not running",
+			mutate:    func(s *scenario) { s.engine(s.engB).Status.CurrentState = longhorn.StateError },
+			check:     chkSurvivor,
+			detailHas: "state=\"error\"",
+		},
+		{
+			name:      "survivor starting",
+			mutate:    func(s *scenario) { s.engine(s.engB).Status.CurrentState = longhorn.StateStarting },
+			check:     chkSurvivor,
+			detailHas: "starting",
+		},
+		{
+			name:      "survivor without endpoint",
+			mutate:    func(s *scenario) { s.engine(s.engB).Status.Endpoint = "" },
+			check:     chkSurvivor,
+			detailHas: `endpoint=""`,
+		},
+		{
+			name: "survivor without RW replicas",
+			mutate: func(s *scenario) {
+				e := s.engine(s.engB)
+				for r := range e.Status.ReplicaModeMap {
+					e.Status.ReplicaModeMap[r] = longhorn.ModeWO
+				}
+			},
+			check:     chkSurvivor,
+			detailHas: "RW replicas=0",
+		},
+		{
+			name: "survivor being deleted",
+			mutate: func(s *scenario) {
+				ts := ago(time.Minute)
+				s.engine(s.engB).DeletionTimestamp = &ts
+				// A second stale engine keeps two engines active.
+				c := engine(s.vc, s.vol, engineName(s.vc, s.vol, 2), nodeC, 2*time.Hour, "vol-r-aaaa0002")
+				s.extra = c.Name
+				s.st.Engines = append(s.st.Engines, c)
+			},
+			check:     chkSurvivor,
+			detailHas: "being deleted",
+		},
+		{
+			name: "survivor not active",
+			mutate: func(s *scenario) {
+				s.engine(s.engB).Spec.Active = false
+				c := engine(s.vc, s.vol, engineName(s.vc, s.vol, 2), nodeC, 2*time.Hour, "vol-r-aaaa0002")
+				s.extra = c.Name
+				s.st.Engines = append(s.st.Engines, c)
+			},
+			check:     chkSurvivor,
+			detailHas: "not active",
+		},
+		{
+			name:       "two engines on the current node",
+			mutate:     func(s *scenario) { s.engine(s.engA).Spec.NodeID = nodeB },
+			check:      chkSurvivor,
+			detailHas:  "2 engines",
+			noSurvivor: true,
+			alsoFail:   []string{chkStale},
+		},
+		{
+			name: "an inactive third engine on the current node",
+			mutate: func(s *scenario) {
+				c := engine(s.vc, s.vol, engineName(s.vc, s.vol, 2), nodeB, time.Minute)
+				c.Spec.Active = false
+				s.extra = c.Name
+				s.st.Engines = append(s.st.Engines, c)
+			},
+			check:      chkSurvivor,
+			detailHas:  "2 engines",
+			noSurvivor: true,
+		},
+		{
+			name:       "no engine on the current node",
+			mutate:     func(s *scenario) { s.engine(s.engB).Spec.NodeID = nodeC },
+			check:      chkSurvivor,
+			detailHas:  "0 engines",
+			noSurvivor: true,
+		},
+		{
+			name:      "robustness faulted",
+			mutate:    func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessFaulted },
+			check:     chkRobustness,
+			detailHas: "faulted",
+		},
+		{
+			name:      "robustness unknown",
+			mutate:    func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessUnknown },
+			check:     chkRobustness,
+			detailHas: "unknown",
+		},
+		{
+			name: "engine upgrade pending",
+			mutate: func(s *scenario) {
+				v := s.volume()
+				v.Spec.EngineImage, v.Spec.Image = imgNew, ""
+				if s.vc.parsed().AtLeast(1, 6, 0) {
+					v.Spec.Image = imgNew
+				}
+			},
+			check:     chkUpgrade,
+			detailHas: imgNew,
+		},
+	}
+	for _, vc := range affectedVersions {
+		for _, tt := range tests {
+			if (tt.onlyL15a && vc.name != vcL15a.name) || (tt.skipL15a && vc.name == vcL15a.name) {
+				continue
+			}
+			t.Run(vc.name+"/"+tt.name, func(t *testing.T) {
+				s := stuck(vc, "vol")
+				tt.mutate(s)
+				_, f := s.classify(t)
+				if f.Type != TypeMultipleActiveEngines || f.Severity != SeverityCritical {
+					t.Fatalf("got %s/%s: %s", f.Type, f.Severity, f.Reason)
+				}
+				if f.Action != ActionNone {
+					t.Fatalf("action %s despite %s: %s", f.Action, tt.name, mustJSON(f.Preconditions))
+				}
+				c, ok := findCheck(f, tt.check)
+				if !ok || c.OK {
+					t.Fatalf("check %q: present=%t ok=%t: %s", tt.check, ok, c.OK, mustJSON(f.Preconditions))
+				}
+				if got := firstFailedName(f); got != tt.check {
+					t.Errorf("first failed check %q, want %q: %s", got, tt.check, mustJSON(f.Preconditions))
+				}
+				for _, name := range tt.alsoFail {
+					if c, ok := findCheck(f, name); !ok || c.OK {
+						t.Errorf("check %q passed: %s", name, mustJSON(f.Preconditions))
+					}
+				}
+				if !strings.Contains(c.Detail, tt.detailHas) {
+					t.Errorf("detail %q does not contain %q", c.Detail, tt.detailHas)
+				}
+				if !strings.Contains(f.Reason, "not safe to repair") || !strings.Contains(f.Reason, tt.check) {
+					t.Errorf("reason does not name %q: %s", tt.check, f.Reason)
+				}
+				if !f.Refused() {
+					t.Error("Refused() = false")
+				}
+				if tt.noSurvivor {
+					if f.Keep != "" || len(f.Stale) != 0 || f.Stale == nil {
+						t.Errorf("keep %q stale %#v, want no survivor and empty Stale", f.Keep, f.Stale)
+					}
+				} else if f.Keep != s.engB {
+					t.Errorf("Keep = %q, want %q", f.Keep, s.engB)
+				}
+				for _, n := range f.Stale {
+					if n == f.Keep {
+						t.Errorf("Keep %s is also stale", n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The same refusals on fixed and unknown versions never act either.
+func TestTwoActiveEnginesNeverActOnFixedOrUnknown(t *testing.T) {
+	mutations := map[string]func(*scenario){
+		"as is":          func(*scenario) {},
+		"spec.nodeID":    func(s *scenario) { s.volume().Spec.NodeID = "" },
+		"faulted":        func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessFaulted },
+		"cmn = current":  func(s *scenario) { s.volume().Status.CurrentMigrationNodeID = nodeB },
+		"survivor error": func(s *scenario) { s.engine(s.engB).Status.CurrentState = longhorn.StateError },
+	}
+	for _, vc := range []versionCase{vcL14f, vcL15f, vcL16, vcUnknown, vcV2,
+		{"v1.2.6", "v1.2.6", false}, {"v1.9.0", "v1.9.0", false}, {"v1.12.1-v1", "v1.12.1", false}} {
+		for name, m := range mutations {
+			s := stuck(vc, "vol")
+			m(s)
+			_, f := s.classify(t)
+			if f.Type != TypeMultipleActiveEngines || f.Action != ActionNone {
+				t.Errorf("%s/%s: %s action %s", vc.name, name, f.Type, f.Action)
+			}
+		}
+	}
+	// v1.2.6 with everything in order: known, but not a version this tool repairs.
+	s := stuck(versionCase{"v1.2.6", "v1.2.6", false}, "vol")
+	_, f := s.classify(t)
+	if f.Refused() || !strings.Contains(f.Reason, "not one this tool repairs") {
+		t.Errorf("v1.2.6: refused=%t reason %s", f.Refused(), f.Reason)
+	}
+}
+
+// §8.6 last row and §8.5: a single active engine whose replicas are inactive
+// (or gone) while replicas of another, possibly vanished, engine are active.
+func TestInvertedReplicaFlags(t *testing.T) {
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			cases := map[string]func(s *scenario){
+				// Stale engine deleted on 1.4: the survivor's replicas are still inactive.
+				"survivor replicas inactive": func(s *scenario) {},
+				// cleanupCorruptedOrStaleReplicas already removed them.
+				"survivor replicas gone": func(s *scenario) { s.removeReplicasOf(s.engB) },
+			}
+			for name, m := range cases {
+				t.Run(name, func(t *testing.T) {
+					s := stuck(vc, "vol")
+					s.volume().Status.CurrentMigrationNodeID = ""
+					s.removeEngine(s.engA) // replicas of a vanished engine remain active
+					m(s)
+					res, f := s.classify(t)
+					if f.Type != TypeInvertedReplicaFlags || f.Severity != SeverityCritical || f.Action != ActionNone {
+						t.Fatalf("got %s/%s/%s, want InvertedReplicaFlags/critical/none", f.Type, f.Severity, f.Action)
+					}
+					if f.Keep != s.engB || roleOf(f, s.engB) != "keep" {
+						t.Errorf("Keep = %q", f.Keep)
+					}
+					if !strings.Contains(f.Reason, s.engA) || !strings.Contains(f.Reason, "1988") {
+						t.Errorf("reason does not name the vanished engine or #1988: %s", f.Reason)
+					}
+					if !res.NeedsAttention() {
+						t.Error("inverted flags do not need attention")
+					}
+				})
+			}
+		})
+	}
+}
+
+// Not inverted: leftovers that Longhorn cleans up on its own.
+func TestNotInverted(t *testing.T) {
+	cases := map[string]func(s *scenario){
+		"inactive leftover replica of the current engine": func(s *scenario) {
+			s.st.Replicas = append(s.st.Replicas, replica("vol", "vol-r-ffff0001", nodeB, s.engA, false))
+		},
+		"inactive replica of a vanished engine": func(s *scenario) {
+			s.st.Replicas = append(s.st.Replicas, replica("vol", "vol-r-ffff0002", nodeB, "vol-e-gone", false))
+		},
+		"no replicas at all": func(s *scenario) { s.st.Replicas = nil },
+	}
+	for name, m := range cases {
+		s := healthy(vcL14a, "vol")
+		m(s)
+		res, _ := s.classify(t)
+		if len(res.Findings) != 0 {
+			t.Errorf("%s: %s", name, mustJSON(res.Findings))
+		}
+	}
+}
+
+// Orphans: Engine CRs whose volume is gone, and engine processes with no CR.
+func TestOrphans(t *testing.T) {
+	raw := []byte(`{}`)
+	build := func(vc versionCase) *scenario {
+		s := healthy(vc, "vol")
+		// An Engine CR for a deleted volume, found by spec.volumeName.
+		s.st.Engines = append(s.st.Engines, engine(vc, "gone", "gone-e-0", nodeA, time.Hour))
+		// ... and one found only by its label.
+		byLabel := engine(vc, "gone2", "gone2-e-1a2b3c4d", nodeC, time.Hour)
+		byLabel.Spec.VolumeName = ""
+		s.st.Engines = append(s.st.Engines, byLabel)
+		im := longhorn.InstanceManager{}
+		im.Spec.NodeID = nodeB
+		if vc.hasCMN() { // 1.5+ aio managers
+			im.Name = "instance-manager-0123abcd"
+			im.Spec.Type = "aio"
+			im.Status.InstanceEngines = rawMap{
+				s.engA: raw, "vanished-e-3": raw,
+			}
+			im.Status.InstanceReplicas = rawMap{"vol-r-aaaa0001": raw}
+		} else { // ≤1.4 engine managers
+			im.Name = "instance-manager-e-0123abcd"
+			im.Spec.Type = "engine"
+			im.Status.Instances = rawMap{s.engA: raw, "vanished-e-3": raw}
+		}
+		rim := longhorn.InstanceManager{}
+		rim.Name = "instance-manager-r-0123abcd"
+		rim.Spec = longhorn.InstanceManagerSpec{NodeID: nodeB, Type: "replica"}
+		rim.Status.Instances = rawMap{"orphan-r-12345678": raw}
+		s.st.InstanceManagers = []longhorn.InstanceManager{im, rim}
+		return s
+	}
+	for _, vc := range allVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := build(vc)
+			res := Classify(s.st, Options{})
+			type key struct {
+				vol string
+				typ Type
+			}
+			got := map[key][]string{}
+			var order []string
+			for _, f := range res.Findings {
+				got[key{f.Volume, f.Type}] = append(got[key{f.Volume, f.Type}], f.Stale...)
+				order = append(order, f.Volume)
+				if f.Severity != SeverityWarning || f.Action != ActionNone {
+					t.Errorf("%s %s: %s/%s", f.Volume, f.Type, f.Severity, f.Action)
+				}
+				if len(f.Evidence.Engines) != 1 || f.Evidence.Engines[0].Role != "stale" || f.Evidence.Replicas == nil {
+					t.Errorf("evidence: %s", mustJSON(f.Evidence))
+				}
+			}
+			want := map[key][]string{
+				{"gone", TypeOrphanEngine}:            {"gone-e-0"},
+				{"gone2", TypeOrphanEngine}:           {"gone2-e-1a2b3c4d"},
+				{"vanished", TypeOrphanEngineProcess}: {"vanished-e-3"},
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("findings %v, want %v", got, want)
+			}
+			if !reflect.DeepEqual(order, []string{"gone", "gone2", "vanished"}) {
+				t.Errorf("order %v", order)
+			}
+			if res.Volumes != 1 || res.Healthy != 1 || !res.NeedsAttention() {
+				t.Errorf("Volumes=%d Healthy=%d NeedsAttention=%t", res.Volumes, res.Healthy, res.NeedsAttention())
+			}
+			for _, f := range res.Findings {
+				if f.Type == TypeOrphanEngineProcess && (!strings.Contains(f.Reason, "instance-manager-") || f.Evidence.Engines[0].NodeID != nodeB) {
+					t.Errorf("orphan process finding: %s", mustJSON(f))
+				}
+			}
+
+			// SkipOrphans leaves all of them out.
+			res = Classify(s.st, Options{SkipOrphans: true})
+			if len(res.Findings) != 0 || res.Healthy != 1 {
+				t.Errorf("SkipOrphans: %s", mustJSON(res.Findings))
+			}
+			// Instance managers not read: engine CR orphans only.
+			s.st.InstanceManagersRead = false
+			res = Classify(s.st, Options{})
+			if len(res.Findings) != 2 {
+				t.Fatalf("InstanceManagersRead=false: %s", mustJSON(res.Findings))
+			}
+			for _, f := range res.Findings {
+				if f.Type != TypeOrphanEngine {
+					t.Errorf("InstanceManagersRead=false reported %s", f.Type)
+				}
+			}
+		})
+	}
+}
+
+// An engine process whose volume still exists but whose Engine CR is gone
+// (the stale engine of a fix, left in the old node's instance manager).
+func TestOrphanProcessOfExistingVolume(t *testing.T) {
+	s := healthy(vcL14a, "vol")
+	im := longhorn.InstanceManager{}
+	im.Name = "instance-manager-e-1"
+	im.Spec = longhorn.InstanceManagerSpec{NodeID: nodeA, Type: "engine"}
+	im.Status.Instances = rawMap{s.engA: []byte(`{}`), "vol-e-deadbeef": []byte(`{}`)}
+	s.st.InstanceManagers = []longhorn.InstanceManager{im}
+	res := Classify(s.st, Options{})
+	if len(res.Findings) != 1 || res.Findings[0].Type != TypeOrphanEngineProcess || res.Findings[0].Volume != "vol" ||
+		!reflect.DeepEqual(res.Findings[0].Stale, []string{"vol-e-deadbeef"}) {
+		t.Fatalf("%s", mustJSON(res.Findings))
+	}
+	// The volume itself is still healthy.
+	if res.Healthy != 1 {
+		t.Errorf("Healthy = %d", res.Healthy)
+	}
+}
+
+func TestVolumeOfEngine(t *testing.T) {
+	tests := map[string]string{
+		"vol-e-0":          "vol",
+		"pvc-1-e-1a2b3c4d": "pvc-1",
+		"my-e-vol-e-2":     "my-e-vol",
+		"noengine":         "noengine",
+		"-e-1":             "-e-1",
+	}
+	for in, want := range tests {
+		if got := volumeOfEngine(in); got != want {
+			t.Errorf("volumeOfEngine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Several volumes: counts, order by volume name, NeedsAttention.
+func TestResultOrderingAndCounts(t *testing.T) {
+	vc := vcL14a
+	st := newState(vc)
+	add := func(s *scenario) {
+		st.Volumes = append(st.Volumes, s.st.Volumes...)
+		st.Engines = append(st.Engines, s.st.Engines...)
+		st.Replicas = append(st.Replicas, s.st.Replicas...)
+	}
+	// Deliberately out of order.
+	add(stuck(vc, "vol-d"))
+	add(healthy(vc, "vol-a"))
+	add(migrating(vc, "vol-c"))
+	add(healthy(vc, "vol-e"))
+	add(pendingScenario(vc, time.Minute)) // "vol"
+	add(stuck(vc, "vol-b"))
+
+	res := Classify(st, Options{})
+	if res.Volumes != 6 || res.Healthy != 2 {
+		t.Errorf("Volumes=%d Healthy=%d, want 6 2", res.Volumes, res.Healthy)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, f.Volume+":"+string(f.Type))
+	}
+	want := []string{
+		"vol:" + string(TypePendingCleanup),
+		"vol-b:" + string(TypeMultipleActiveEngines),
+		"vol-c:" + string(TypeMigrationInFlight),
+		"vol-d:" + string(TypeMultipleActiveEngines),
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	if !res.NeedsAttention() {
+		t.Error("NeedsAttention = false with critical findings")
+	}
+
+	// Info-only findings do not need attention.
+	st2 := newState(vc)
+	for _, s := range []*scenario{migrating(vc, "m1"), pendingScenario(vc, time.Minute), healthy(vc, "h")} {
+		st2.Volumes = append(st2.Volumes, s.st.Volumes...)
+		st2.Engines = append(st2.Engines, s.st.Engines...)
+		st2.Replicas = append(st2.Replicas, s.st.Replicas...)
+	}
+	res2 := Classify(st2, Options{})
+	if res2.NeedsAttention() || len(res2.Findings) != 2 || res2.Healthy != 1 {
+		t.Errorf("info only: NeedsAttention=%t findings=%d healthy=%d", res2.NeedsAttention(), len(res2.Findings), res2.Healthy)
+	}
+
+	// Empty state.
+	empty := Classify(newState(vc), Options{})
+	if empty.Volumes != 0 || empty.Healthy != 0 || len(empty.Findings) != 0 || empty.NeedsAttention() {
+		t.Errorf("empty: %+v", empty)
+	}
+}
+
+func TestClassifyVolumeUnknownName(t *testing.T) {
+	s := stuck(vcL14a, "vol")
+	if f, ok := ClassifyVolume(s.st, "nope", Options{}); ok {
+		t.Errorf("ClassifyVolume(nope) = %+v", f)
+	}
+}
+
+// ClassifyVolume must not report orphans of other volumes.
+func TestClassifyVolumeIgnoresOrphans(t *testing.T) {
+	s := healthy(vcL14a, "vol")
+	s.st.Engines = append(s.st.Engines, engine(vcL14a, "gone", "gone-e-0", nodeA, time.Hour))
+	if f, ok := ClassifyVolume(s.st, "vol", Options{}); ok {
+		t.Errorf("ClassifyVolume = %+v", f)
+	}
+}
+
+func TestSeverityNeedsAttention(t *testing.T) {
+	for s, want := range map[Severity]bool{SeverityInfo: false, SeverityWarning: true, SeverityCritical: true, "": false} {
+		if s.NeedsAttention() != want {
+			t.Errorf("%q.NeedsAttention() = %t", s, !want)
+		}
+	}
+}
+
+func TestDurationJSON(t *testing.T) {
+	d := Duration{12*time.Minute + 30*time.Second + 400*time.Millisecond}
+	b, err := d.MarshalJSON()
+	if err != nil || string(b) != `"12m30s"` {
+		t.Errorf("MarshalJSON = %s, %v", b, err)
+	}
+}
+
+// 1.5+ evidence carries the VolumeAttachment tickets, found by spec.volume
+// or, failing that, by the object name; replicas are found by label too.
+func TestEvidenceTicketsAndLabels(t *testing.T) {
+	s := stuck(vcL15a, "vol")
+	idA, idB := longhorn.CSITicketID("vol", nodeA), longhorn.CSITicketID("vol", nodeB)
+	va := longhorn.VolumeAttachment{}
+	va.Name = "vol" // spec.volume left empty on purpose
+	va.Spec.AttachmentTickets = map[string]longhorn.AttachmentTicket{
+		idA: {ID: idA, Type: longhorn.AttacherTypeCSI, NodeID: nodeA, Generation: 1},
+		idB: {ID: idB, Type: longhorn.AttacherTypeCSI, NodeID: nodeB, Generation: 2},
+	}
+	va.Status.AttachmentTicketStatuses = map[string]longhorn.AttachmentTicketStatus{
+		idA: {ID: idA, Satisfied: true, Generation: 1},
+		idB: {ID: idB, Satisfied: true, Generation: 1}, // stale generation
+	}
+	other := longhorn.VolumeAttachment{}
+	other.Name = "other"
+	other.Spec.Volume = "other"
+	s.st.VolumeAttachments = []longhorn.VolumeAttachment{va, other}
+	s.st.Replicas[0].Spec.VolumeName = "" // only the longhornvolume label left
+	_, f := s.classify(t)
+	got := map[string]bool{}
+	for _, tk := range f.Evidence.Tickets {
+		if tk.Type != longhorn.AttacherTypeCSI {
+			t.Errorf("ticket %+v", tk)
+		}
+		got[tk.NodeID] = tk.Satisfied
+	}
+	if want := map[string]bool{nodeA: true, nodeB: false}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tickets %v, want %v", got, want)
+	}
+	if len(f.Evidence.Replicas) != 4 {
+		t.Errorf("replica found by label missing: %s", mustJSON(f.Evidence.Replicas))
+	}
+	if f.Action != ActionDelete {
+		t.Errorf("tickets changed the action to %s", f.Action)
+	}
+}
