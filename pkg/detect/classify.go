@@ -91,6 +91,17 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 		f.Reason += fmt.Sprintf("; it has lasted longer than %s: check the longhorn-manager on node %s and that node's instance manager",
 			opts.PendingThreshold, orNone(oldest.Status.OwnerID))
 	}
+	serving := servingNode(st, v)
+	for _, e := range pending {
+		if serving != "" && e.Spec.NodeID == serving && (keep == "" || active[0].Spec.NodeID != serving) {
+			// The engine being deleted is the one on the current node: if
+			// Longhorn removes it, nothing serves I/O. Not a confirm leftover.
+			f.Severity = SeverityCritical
+			f.Reason = fmt.Sprintf("active engine %s on the volume's current node %s is being deleted (for %s): this is the engine serving I/O, not the leftover of a confirm; do not remove its finalizer and find out who deleted it",
+				e.Name, serving, age.Round(time.Second))
+			return
+		}
+	}
 	cm := v.Status.CurrentMigrationNodeID
 	switch {
 	case keep == "" || !inverted(keep, replicas):

@@ -239,3 +239,19 @@ func TestFindingJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// An active engine being deleted on the volume's current node is not the
+// leftover of a confirm: nothing would serve I/O once it goes.
+func TestPendingCleanupOfTheServingEngineWarns(t *testing.T) {
+	// A healthy volume on A gets a second, active engine on B, and then the
+	// engine on A (the serving one) is deleted.
+	s := migrating(vcL14f, "vol")
+	s.volume().Spec.MigrationNodeID = ""
+	s.engine(s.engB).Spec.Active = true
+	del := ago(time.Minute)
+	s.engine(s.engA).DeletionTimestamp = &del
+	_, f := s.classify(t)
+	if f.Type != TypePendingCleanup || f.Severity != SeverityCritical || !strings.Contains(f.Reason, "on the volume's current node node-a is being deleted") {
+		t.Errorf("got %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+}
