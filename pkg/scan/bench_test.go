@@ -1,0 +1,222 @@
+package scan_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// The benchmark cluster: 10,000 volumes, 20,000 engines (every volume mid-
+// migration or stuck, so two engines each), 30,000 replicas.
+const (
+	benchNS      = "longhorn-bench"
+	benchVolumes = 10000
+)
+
+var seedOnce sync.Once
+
+func seedBench(b *testing.B) {
+	seedOnce.Do(func() {
+		ctx := context.Background()
+		start := time.Now()
+		work := make(chan *unstructured.Unstructured, 256)
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for u := range work {
+					if _, err := cluster.Create(ctx, u); err != nil {
+						failed.Store(err)
+					}
+				}
+			}()
+		}
+		send := func(kind string, obj any) {
+			u, err := fixture.Unstructured(kind, obj)
+			if err != nil {
+				failed.Store(err)
+				return
+			}
+			u.SetNamespace(benchNS)
+			work <- u
+		}
+		set, _ := fixture.Unstructured("Setting", &longhorn.Setting{Value: "v1.4.3"})
+		set.SetName(longhorn.VersionSetting)
+		set.SetNamespace(benchNS)
+		work <- set
+		for i := 0; i < benchVolumes; i++ {
+			vol := fmt.Sprintf("pvc-%05d", i)
+			var o *fixture.Objects
+			if i%10 == 0 {
+				o = fixture.TwoActiveEngines("v1.4.3", vol)
+			} else {
+				o = fixture.MidMigration("v1.4.3", vol)
+			}
+			// The scenarios carry 2 replicas and 2 clones; keep 3 per volume.
+			o.Replicas = o.Replicas[:3]
+			for _, v := range o.Volumes {
+				send("Volume", v)
+			}
+			for _, e := range o.Engines {
+				e.Finalizers = nil
+				send("Engine", e)
+			}
+			for _, r := range o.Replicas {
+				send("Replica", r)
+			}
+		}
+		close(work)
+		wg.Wait()
+		if err, _ := failed.Load().(error); err != nil {
+			b.Fatalf("seeding: %v", err)
+		}
+		b.Logf("seeded %d volumes, %d engines, %d replicas in %s", benchVolumes, 2*benchVolumes, 3*benchVolumes, time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// counting counts HTTP requests made through a client.
+type counting struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
+}
+
+func benchClient(b *testing.B) (*inventory.Client, *atomic.Int64) {
+	n := &atomic.Int64{}
+	cfg := cluster.RESTConfig()
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counting{rt, n} }
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := inventory.NewClient(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, n
+}
+
+// peak samples the heap while f runs.
+func peak(f func()) uint64 {
+	var max atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > max.Load() {
+				max.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	return max.Load()
+}
+
+// BenchmarkScan compares, with one client, the bare paginated LISTs of the
+// resources scan reads (bodies read, not decoded) with the whole scan (LISTs,
+// decoding into our structs, classification). Run: make bench.
+func BenchmarkScan(b *testing.B) {
+	if testing.Short() {
+		b.Skip("seeds 60,000 objects")
+	}
+	seedBench(b)
+	ctx := context.Background()
+	resources := []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments, longhorn.InstanceManagers}
+
+	b.Run("bare-lists", func(b *testing.B) {
+		c, n := benchClient(b)
+		var heap uint64
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			heap = peak(func() {
+				for _, r := range resources {
+					if err := bareList(ctx, c.REST, r.Plural); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		b.ReportMetric(float64(n.Load())/float64(b.N), "requests/op")
+		b.ReportMetric(float64(heap)/(1<<20), "peak-heap-MB")
+	})
+	b.Run("scan", func(b *testing.B) {
+		c, n := benchClient(b)
+		var heap uint64
+		var res detect.Result
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			heap = peak(func() {
+				st, err := inventory.Load(ctx, c, inventory.LoadOptions{Namespace: benchNS})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res = detect.Classify(st, detect.Options{})
+			})
+		}
+		b.StopTimer()
+		if res.Volumes != benchVolumes || len(res.Findings) != benchVolumes {
+			b.Fatalf("scanned %d volumes with %d findings", res.Volumes, len(res.Findings))
+		}
+		b.ReportMetric(float64(n.Load())/float64(b.N), "requests/op")
+		b.ReportMetric(float64(heap)/(1<<20), "peak-heap-MB")
+	})
+}
+
+func bareList(ctx context.Context, rc rest.Interface, plural string) error {
+	cont := ""
+	for {
+		req := rc.Get().Namespace(benchNS).Resource(plural).Param("limit", "500")
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		body, err := req.Stream(ctx)
+		if err != nil {
+			return err
+		}
+		// The continue token is the only thing a bare LIST must decode.
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+		}
+		raw, err := io.ReadAll(body)
+		body.Close()
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return err
+		}
+		if page.Metadata.Continue == "" {
+			return nil
+		}
+		cont = page.Metadata.Continue
+	}
+}

@@ -1,0 +1,89 @@
+package scan_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+)
+
+// TestScanFindsTheSimulatedBug reaches every scenario through the simulated
+// Longhorn controllers (the bug comes from an injected delete failure during
+// confirm, not from hand-written objects) and checks scan's verdicts.
+func TestScanFindsTheSimulatedBug(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		action  detect.Action
+	}{
+		{"v1.4.3", detect.ActionDeactivate},
+		{"v1.5.1", detect.ActionDelete},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			ctx := reset(t)
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Version: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sim.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer sim.Stop()
+			env := &demo.Env{Sim: sim, Dynamic: cluster.Dynamic()}
+			if err := demo.AddNodes(ctx, sim); err != nil {
+				t.Fatal(err)
+			}
+			for _, sc := range demo.Scenarios {
+				if err := demo.Build(ctx, env, sc, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if errs := sim.SyncErrors("two-active-engines"); len(errs) == 0 || !strings.Contains(errs[len(errs)-1], "BUG: found the second active engine") {
+				t.Fatalf("the simulator should report the BUG error, got %q", errs)
+			}
+			res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+			if res.Code != 1 {
+				t.Fatalf("want exit 1:\n%s", res)
+			}
+			got := map[string]detect.Finding{}
+			for _, f := range decode(t, res.Stdout).Findings {
+				got[f.Volume] = f
+			}
+			want := map[string]struct {
+				typ    detect.Type
+				action detect.Action
+			}{
+				"mid-migration":      {detect.TypeMigrationInFlight, detect.ActionNone},
+				"two-active-engines": {detect.TypeMultipleActiveEngines, tc.action},
+				"pending-cleanup":    {detect.TypePendingCleanup, detect.ActionWait},
+				"issue-4827":         {detect.TypeMultipleActiveEngines, detect.ActionNone},
+			}
+			for vol, w := range want {
+				f := got[vol]
+				if f.Type != w.typ || f.Action != w.action {
+					t.Errorf("%s: got %s/%s, want %s/%s: %s", vol, f.Type, f.Action, w.typ, w.action, f.Reason)
+				}
+			}
+			for _, vol := range []string{"healthy", "idle-migratable"} {
+				if f, ok := got[vol]; ok {
+					t.Errorf("%s should be healthy, got %s: %s", vol, f.Type, f.Reason)
+				}
+			}
+			stuck := got["two-active-engines"]
+			if stuck.Evidence.CurrentNodeID != demo.NodeB || len(stuck.Stale) != 1 {
+				t.Fatalf("evidence: %+v", stuck.Evidence)
+			}
+			for _, e := range stuck.Evidence.Engines {
+				if (e.Name == stuck.Keep) != (e.NodeID == demo.NodeB) {
+					t.Errorf("keep must be the engine on node-b: keep=%s, engine %s on %s", stuck.Keep, e.Name, e.NodeID)
+				}
+			}
+		})
+	}
+}
