@@ -59,11 +59,19 @@ func Print(out io.Writer, r *Report, format string, noHeaders bool, p cmdutil.Pa
 }
 
 func printTable(out io.Writer, r *Report, wide, noHeaders bool, p cmdutil.Painter) error {
+	if len(r.Findings) == 0 {
+		// Like kubectl's "No resources found": the summary on stderr says it.
+		return nil
+	}
 	t := &table{}
+	logs := wide && strings.HasPrefix(r.Source, "bundle:") // log evidence exists only in bundles
 	if !noHeaders {
 		h := []string{"VOLUME", "FINDING", "SEVERITY", "KEEP", "STALE", "ACTION"}
 		if wide {
 			h = append(h, "NODE", "CURRENT-NODE", "MIGRATION-NODE", "ENGINES", "REPLICAS-ACTIVE")
+		}
+		if logs {
+			h = append(h, "LOGS")
 		}
 		t.add(nil, append(h, "WHY")...)
 	}
@@ -77,6 +85,10 @@ func printTable(out io.Writer, r *Report, wide, noHeaders bool, p cmdutil.Painte
 			ev := &f.Evidence
 			row = append(row, dash(ev.NodeID), dash(ev.CurrentNodeID), dash(migrationNode(ev)), dash(engineList(ev)), replicaCount(ev))
 			paint = append(paint, nil, nil, nil, nil, nil)
+		}
+		if logs {
+			row = append(row, logColumn(f.Evidence.Logs))
+			paint = append(paint, nil)
 		}
 		why := f.Reason
 		if f.Age != nil && f.Type == detect.TypePendingCleanup {
