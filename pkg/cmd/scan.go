@@ -21,10 +21,18 @@ to keep and the stale ones, states where no safe repair exists, inverted replica
 flags and orphan engines. Each finding says which engine to keep, which to change,
 what 'fix' would do on this Longhorn version, and why.
 
+Offline, with no cluster access: --bundle reads a Longhorn support bundle (the
+zip or its extracted folder) and adds evidence from its longhorn-manager logs
+(count, first and last time of the "second active engine" errors; -o wide and
+JSON); -f reads 'kubectl get ... -o yaml|json' output (repeatable, - for
+stdin). The namespace is -n if given, else longhorn-system, else the only one
+with Longhorn objects; ages are measured from when the bundle was taken.
+
 Exit status, like 'kubectl diff':
   0  nothing needs action
   1  at least one finding needs action or attention
-  2  the cluster could not be checked (Longhorn missing, RBAC, unreachable, unknown volume)`,
+  2  the cluster, bundle or files could not be checked (Longhorn missing, RBAC,
+     unreachable, unknown volume, nothing readable)`,
 		Example: `  # Scan every volume in longhorn-system
   kubectl longhorn-engines scan
 
@@ -32,7 +40,14 @@ Exit status, like 'kubectl diff':
   kubectl longhorn-engines scan pvc-1234 pvc-5678 -o wide
 
   # A report for scripts
-  kubectl longhorn-engines scan -o json | jq '.findings[] | select(.action != "none")'`,
+  kubectl longhorn-engines scan -o json | jq '.findings[] | select(.action != "none")'
+
+  # A support bundle from a user's issue, with log evidence
+  kubectl longhorn-engines scan --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip -o wide
+
+  # Objects a user pasted
+  kubectl -n longhorn-system get volumes.longhorn.io,engines.longhorn.io,replicas.longhorn.io -o yaml > dump.yaml
+  kubectl longhorn-engines scan -f dump.yaml`,
 		ValidArgsFunction: completeVolumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Validate(); err != nil {
@@ -51,6 +66,10 @@ Exit status, like 'kubectl diff':
 	f.StringVar(&o.Color, "color", o.Color, "Colour the table: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
 	f.IntVar(&o.ChunkSize, "chunk-size", o.ChunkSize, "Objects per LIST page")
+	f.StringVar(&o.Bundle, "bundle", "", "Read a Longhorn support bundle (zip or extracted folder) instead of the cluster")
+	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
+	_ = c.MarkFlagFilename("bundle", "zip")
+	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
 	registerEnumCompletion(c, "output", scan.OutputFormats)
 	registerEnumCompletion(c, "color", cmdutil.ColorModes)
 	return c

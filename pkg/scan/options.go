@@ -26,6 +26,10 @@ type Options struct {
 	Color            string
 	PendingThreshold time.Duration
 	ChunkSize        int
+	// Bundle and Filenames read a support bundle or YAML/JSON files
+	// instead of the cluster (offline.go).
+	Bundle    string
+	Filenames []string
 
 	namespace string
 	client    *inventory.Client
@@ -47,7 +51,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 func (o *Options) Complete(args []string) error {
 	o.Volumes = args
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.client != nil {
+	if o.client != nil || o.offline() {
 		return nil
 	}
 	c, err := inventory.FromFlags(o.ConfigFlags)
@@ -61,6 +65,9 @@ func (o *Options) Complete(args []string) error {
 // Validate checks flag values before any request.
 func (o *Options) Validate() error {
 	if err := ValidateOutput(o.Output); err != nil {
+		return err
+	}
+	if err := o.validateOffline(); err != nil {
 		return err
 	}
 	if o.ChunkSize <= 0 {
@@ -85,6 +92,9 @@ func ValidateOutput(format string) error {
 // Run scans and prints. The returned error carries the exit code: 1 when a
 // finding needs attention, 2 when the cluster could not be checked.
 func (o *Options) Run(ctx context.Context) error {
+	if o.offline() {
+		return o.runOffline(ctx)
+	}
 	lo := inventory.LoadOptions{
 		Namespace: o.namespace, Volumes: o.Volumes, Selector: o.Selector, PageSize: o.ChunkSize,
 		Warnf: func(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) },
