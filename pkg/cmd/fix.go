@@ -1,20 +1,87 @@
 package cmd
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
-// newFixCommand is a placeholder until the fix command lands.
 func newFixCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "fix",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("fix is not implemented yet")
+	o := fix.NewOptions(cf, streams)
+	c := &cobra.Command{
+		Use:   "fix (VOLUME... | --all)",
+		Short: "Repair volumes with more than one active engine, never touching the engine that serves I/O",
+		Long: `Repair Longhorn volumes stuck with more than one active engine (longhorn#6642).
+
+fix plans from a fresh scan and prints, for each selected volume, the engine to
+keep (the one on status.currentNodeID), the engines to change, the action and
+why. It then asks y/N on a terminal; without a terminal it changes nothing
+unless --yes is given.
+
+The action follows the Longhorn version:
+  1.3.x, 1.4.0-1.4.3   deactivate the stale engine (spec.active=false); deleting it
+                       there can leave the replicas inverted and lose data
+  1.5.0, 1.5.1         delete the stale engine (Longhorn's documented workaround)
+  fixed or unknown     no action: the state is reported, not repaired
+--strategy=deactivate is allowed on every affected version, --strategy=delete
+on 1.5.0/1.5.1 only. No strategy overrides a failed precondition.
+
+Right before acting on a volume, fix re-reads it and plans again; any change
+since the plan (volume, engines, replicas, their resourceVersions, the version)
+skips that volume. Each write carries the engine's uid and resourceVersion, so
+a concurrent change makes the server refuse it. Before the first write the
+volume, its engines and replicas are saved as YAML (one document per object,
+for kubectl create -f or apply -f) in --backup-dir with an action log. After
+acting, fix waits until Longhorn has finished: one engine, on the current node,
+every replica active on it. If the replica flags end up inverted, fix stops
+all further changes and prints recovery steps.
+
+Exit status:
+  0  every selected volume is healthy at the end (repaired, nothing to do, or
+     Longhorn is still finishing a migration); for --dry-run, the plan can run
+  1  some volume is not repaired: refused, skipped, failed, timed out, or the
+     plan was declined or not confirmed (no terminal and no --yes)
+  2  the cluster could not be read: Longhorn missing, RBAC, unreachable,
+     unknown volume, invalid flags
+  3  replica flags are inverted after a change: stopped, recover by hand`,
+		Example: `  # Show what would be done to one volume, change nothing
+  kubectl longhorn-engines fix pvc-1234 --dry-run=client
+
+  # Let the API server validate the writes without persisting them
+  kubectl longhorn-engines fix pvc-1234 --dry-run=server
+
+  # Repair every affected volume without a prompt, backups in ./backup
+  kubectl longhorn-engines fix --all --yes --backup-dir ./backup
+
+  # Restore a volume's objects from a backup
+  kubectl apply -f ./backup/pvc-1234.yaml`,
+		ValidArgsFunction: completeVolumes(cf),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(args); err != nil {
+				return cmdutil.WithCode(fix.ExitNoCheck, err)
+			}
+			if err := o.Complete(args); err != nil {
+				return cmdutil.WithCode(fix.ExitNoCheck, err)
+			}
+			return o.Run(cmd.Context())
 		},
 	}
+	f := c.Flags()
+	f.BoolVar(&o.All, "all", false, "Select every volume in the namespace (only affected ones are changed)")
+	f.BoolVarP(&o.Yes, "yes", "y", false, "Apply the plan without asking")
+	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `"none" changes the cluster; "client" prints the plan and the changes only; "server" sends the writes with dryRun so the server validates them without persisting`)
+	f.StringVar(&o.Strategy, "strategy", o.Strategy, "auto (deactivate on 1.3/1.4, delete on 1.5.0/1.5.1), deactivate, or delete (1.5.0/1.5.1 only)")
+	f.StringVar(&o.BackupDir, "backup-dir", "", "Folder for the YAML backups and actions.log (default: a new longhorn-engines-fix-<time> folder in the working directory)")
+	f.BoolVar(&o.Wait, "wait", o.Wait, "Wait until Longhorn has finished and the volume verifies")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for each volume to verify")
+	f.IntVar(&o.Parallel, "parallel", o.Parallel, "Volumes repaired at the same time")
+	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never")
+	f.Lookup("dry-run").NoOptDefVal = "client"
+	registerEnumCompletion(c, "dry-run", fix.DryRunModes)
+	registerEnumCompletion(c, "strategy", fix.Strategies)
+	registerEnumCompletion(c, "color", cmdutil.ColorModes)
+	return c
 }

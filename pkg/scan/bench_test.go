@@ -3,9 +3,9 @@ package scan_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -30,65 +31,29 @@ const (
 
 var seedOnce sync.Once
 
-func seedBench(b *testing.B) {
+// benchTarget is the cluster the benchmark reads: an external one (a
+// separate process, so the server's heap and GC do not count against the
+// client's; hack/bench.sh starts it) or, failing that, the test's own.
+func benchTarget(b *testing.B) *rest.Config {
+	if kc := os.Getenv("LONGHORN_BENCH_KUBECONFIG"); kc != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return cfg
+	}
 	seedOnce.Do(func() {
-		ctx := context.Background()
 		start := time.Now()
-		work := make(chan *unstructured.Unstructured, 256)
-		var wg sync.WaitGroup
-		var failed atomic.Value
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for u := range work {
-					if _, err := cluster.Create(ctx, u); err != nil {
-						failed.Store(err)
-					}
-				}
-			}()
+		create := func(ctx context.Context, u *unstructured.Unstructured) error {
+			_, err := cluster.Create(ctx, u)
+			return err
 		}
-		send := func(kind string, obj any) {
-			u, err := fixture.Unstructured(kind, obj)
-			if err != nil {
-				failed.Store(err)
-				return
-			}
-			u.SetNamespace(benchNS)
-			work <- u
-		}
-		set, _ := fixture.Unstructured("Setting", &longhorn.Setting{Value: "v1.4.3"})
-		set.SetName(longhorn.VersionSetting)
-		set.SetNamespace(benchNS)
-		work <- set
-		for i := 0; i < benchVolumes; i++ {
-			vol := fmt.Sprintf("pvc-%05d", i)
-			var o *fixture.Objects
-			if i%10 == 0 {
-				o = fixture.TwoActiveEngines("v1.4.3", vol)
-			} else {
-				o = fixture.MidMigration("v1.4.3", vol)
-			}
-			// The scenarios carry 2 replicas and 2 clones; keep 3 per volume.
-			o.Replicas = o.Replicas[:3]
-			for _, v := range o.Volumes {
-				send("Volume", v)
-			}
-			for _, e := range o.Engines {
-				e.Finalizers = nil
-				send("Engine", e)
-			}
-			for _, r := range o.Replicas {
-				send("Replica", r)
-			}
-		}
-		close(work)
-		wg.Wait()
-		if err, _ := failed.Load().(error); err != nil {
+		if err := fixture.Seed(context.Background(), create, benchNS, benchVolumes, 8); err != nil {
 			b.Fatalf("seeding: %v", err)
 		}
-		b.Logf("seeded %d volumes, %d engines, %d replicas in %s", benchVolumes, 2*benchVolumes, 3*benchVolumes, time.Since(start).Round(time.Millisecond))
+		b.Logf("seeded in-process in %s; peak-heap includes the API server", time.Since(start).Round(time.Millisecond))
 	})
+	return cluster.RESTConfig()
 }
 
 // counting counts HTTP requests made through a client.
@@ -104,7 +69,7 @@ func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func benchClient(b *testing.B) (*inventory.Client, *atomic.Int64) {
 	n := &atomic.Int64{}
-	cfg := cluster.RESTConfig()
+	cfg := rest.CopyConfig(benchTarget(b))
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counting{rt, n} }
 	cfg.QPS, cfg.Burst = -1, 0
 	c, err := inventory.NewClient(cfg)
@@ -146,7 +111,7 @@ func BenchmarkScan(b *testing.B) {
 	if testing.Short() {
 		b.Skip("seeds 60,000 objects")
 	}
-	seedBench(b)
+	benchTarget(b)
 	ctx := context.Background()
 	resources := []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments, longhorn.InstanceManagers}
 

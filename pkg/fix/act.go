@@ -1,0 +1,119 @@
+package fix
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// DryRun is the value of --dry-run.
+type DryRun string
+
+const (
+	DryRunNone   DryRun = "none"
+	DryRunClient DryRun = "client"
+	DryRunServer DryRun = "server"
+)
+
+// DryRunModes are the accepted --dry-run values.
+var DryRunModes = []string{string(DryRunNone), string(DryRunClient), string(DryRunServer)}
+
+// fieldManager names fix in managedFields, so `kubectl get -o yaml
+// --show-managed-fields` shows who flipped the flag.
+const fieldManager = "kubectl-longhorn-engines"
+
+// deactivatePatch is a JSON patch whose test operations make the server
+// refuse it unless the engine is still the same object (uid), unchanged
+// since the re-check (resourceVersion) and still active. The server applies
+// the tests and the replace atomically against the stored object.
+func deactivatePatch(e EngineRef) []byte {
+	ops := []map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": e.UID},
+		{"op": "test", "path": "/metadata/resourceVersion", "value": e.ResourceVersion},
+		{"op": "test", "path": "/spec/active", "value": true},
+		{"op": "replace", "path": "/spec/active", "value": false},
+	}
+	b, err := json.Marshal(ops)
+	if err != nil {
+		panic(err) // maps of strings and bools always marshal
+	}
+	return b
+}
+
+// write changes one stale engine. It refuses, before any request, to touch
+// the engine to keep.
+func (r *Repairer) write(ctx context.Context, action detect.Action, keep, e EngineRef) error {
+	if e.Name == keep.Name || e.UID == keep.UID || e.UID == "" || e.ResourceVersion == "" {
+		return fmt.Errorf("refusing to write engine %s: it is the engine to keep or is not pinned by uid and resourceVersion", e.Name)
+	}
+	var dry []string
+	switch r.DryRun {
+	case DryRunNone, DryRunServer:
+	default:
+		return fmt.Errorf("refusing to write engine %s with --dry-run=%s", e.Name, r.DryRun)
+	}
+	if r.DryRun == DryRunServer {
+		dry = []string{metav1.DryRunAll}
+	}
+	ri := r.Client.Dynamic.Resource(longhorn.Engines.GVR()).Namespace(r.Namespace)
+	var err error
+	verb := "patch"
+	switch action {
+	case detect.ActionDeactivate:
+		_, err = ri.Patch(ctx, e.Name, types.JSONPatchType, deactivatePatch(e), metav1.PatchOptions{DryRun: dry, FieldManager: fieldManager})
+	case detect.ActionDelete:
+		verb = "delete"
+		uid := types.UID(e.UID)
+		err = ri.Delete(ctx, e.Name, metav1.DeleteOptions{DryRun: dry,
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &e.ResourceVersion}})
+	default:
+		return fmt.Errorf("no write for action %q", action)
+	}
+	return explainWrite(err, verb, e, r.Namespace)
+}
+
+// explainWrite words a refused write: a failed precondition or patch test
+// means the engine moved after the re-check and nothing was written.
+func explainWrite(err error, verb string, e EngineRef, ns string) error {
+	if err == nil {
+		return nil
+	}
+	var status apierrors.APIStatus
+	code := 0
+	if s, ok := err.(apierrors.APIStatus); ok {
+		status = s
+		code = int(status.Status().Code)
+	}
+	switch {
+	case apierrors.IsConflict(err), code == http.StatusUnprocessableEntity:
+		return fmt.Errorf("the server refused to %s engine %s: it changed after the re-check (uid %s, resourceVersion %s no longer current); nothing was written: %s",
+			verb, e.Name, e.UID, e.ResourceVersion, statusMessage(err))
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("engine %s is gone: nothing was written", e.Name)
+	}
+	return cmdutil.Explain(err, verb, longhorn.Engines.GroupResource(), ns)
+}
+
+func statusMessage(err error) string {
+	if s, ok := err.(apierrors.APIStatus); ok && s.Status().Message != "" {
+		return s.Status().Message
+	}
+	return err.Error()
+}
+
+// pastTense is the verb of the kubectl-style line.
+func pastTense(a detect.Action) string {
+	if a == detect.ActionDelete {
+		return "deleted"
+	}
+	return "deactivated"
+}

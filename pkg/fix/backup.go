@@ -1,0 +1,124 @@
+package fix
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// Backup is the folder that receives, before the first write, the YAML of
+// every object of a volume as it was re-read, and the action log.
+type Backup struct {
+	Dir string
+	Log *ActionLog
+
+	mu   sync.Mutex
+	used map[string]bool
+}
+
+// DefaultBackupDir is a new folder in the working directory, named after the
+// time, so two runs never mix their files.
+func DefaultBackupDir(now time.Time) string {
+	return "longhorn-engines-fix-" + now.UTC().Format("20060102T150405Z")
+}
+
+// OpenBackup creates dir (private: the objects describe the cluster) and
+// opens its action log for appending.
+func OpenBackup(dir string) (*Backup, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the backup folder: %w", err)
+	}
+	log, err := OpenActionLog(filepath.Join(dir, ActionLogName))
+	if err != nil {
+		return nil, err
+	}
+	return &Backup{Dir: dir, Log: log, used: map[string]bool{}}, nil
+}
+
+// Close closes the action log.
+func (b *Backup) Close() error { return b.Log.Close() }
+
+// Save writes the objects of one volume to <volume>.yaml (or <volume>.N.yaml
+// when a file of that name exists: a backup is never overwritten) and syncs
+// it to disk before returning, so no write happens without its backup.
+//
+// The file holds one YAML document per object (volume, engines, replicas),
+// which `kubectl create -f` re-creates and `kubectl apply -f` restores. A
+// v1 List would do on a real cluster, but separate documents need nothing
+// of the server beyond the Longhorn CRDs. Stripped: uid, resourceVersion, creationTimestamp,
+// generation, managedFields, selfLink and deletion fields, which the server
+// owns and which make create fail or apply conflict. Kept: labels,
+// annotations, finalizers, owner references (the volume's uid is unchanged
+// by a repair, so they stay valid) and status. Status is kept on purpose:
+// create and apply ignore it on resources with a status subresource, as all
+// of Longhorn's have, so it cannot break a restore, and it is the evidence
+// of what the objects looked like when fix decided to act.
+func (b *Backup) Save(volume, header string, objs []*unstructured.Unstructured) (string, error) {
+	var text strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
+		text.WriteString("# " + line + "\n")
+	}
+	for _, o := range objs {
+		body, err := yaml.Marshal(restorable(o).Object)
+		if err != nil {
+			return "", fmt.Errorf("encoding the backup of %s: %w", volume, err)
+		}
+		text.WriteString("---\n")
+		text.Write(body)
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	path := ""
+	for n := 1; ; n++ {
+		name := volume + ".yaml"
+		if n > 1 {
+			name = fmt.Sprintf("%s.%d.yaml", volume, n)
+		}
+		path = filepath.Join(b.Dir, name)
+		if b.used[path] {
+			continue
+		}
+		if _, err := os.Lstat(path); os.IsNotExist(err) {
+			break
+		}
+	}
+	b.used[path] = true
+	if err := writeSynced(path, []byte(text.String())); err != nil {
+		return "", fmt.Errorf("writing the backup of %s: %w", volume, err)
+	}
+	return path, nil
+}
+
+// restorable strips what the server owns.
+func restorable(o *unstructured.Unstructured) *unstructured.Unstructured {
+	c := o.DeepCopy()
+	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
+		"selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	return c
+}
+
+// writeSynced creates path exclusively and flushes it to disk.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,387 @@
+package fix_test
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Without a controller, `fix --wait=false` shows the write itself: the
+// stale engine deactivated (1.3/1.4) or deleted (1.5.0/1.5.1), the survivor
+// untouched, a backup and an action log.
+func TestFixWritesOnlyTheStaleEngine(t *testing.T) {
+	for _, version := range []string{vL13, vL14a, vL15a} {
+		t.Run(version, func(t *testing.T) {
+			ctx := reset(t)
+			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
+			stale, keep := fixture.EngineName(version, "vol", 0), fixture.EngineName(version, "vol", 1)
+			keepBefore := getEngine(t, ctx, keep)
+			dir := filepath.Join(t.TempDir(), "backup")
+
+			res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir)
+			if res.Code != fix.ExitOK {
+				t.Fatalf("exit %d", res.Code)
+			}
+			keepAfter := getEngine(t, ctx, keep)
+			if keepAfter.GetResourceVersion() != keepBefore.GetResourceVersion() {
+				t.Errorf("the survivor %s was written", keep)
+			}
+			e := getEngine(t, ctx, stale)
+			if version == vL15a {
+				contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deleted`+"\n")
+				if e.GetDeletionTimestamp() == nil {
+					t.Errorf("stale engine %s not deleted", stale)
+				}
+			} else {
+				contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deactivated`+"\n")
+				if active, _, _ := unstructured.NestedBool(e.Object, "spec", "active"); active || e.GetDeletionTimestamp() != nil {
+					t.Errorf("stale engine %s: active=%t deleting=%t, want deactivated", stale, active, e.GetDeletionTimestamp() != nil)
+				}
+			}
+			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" changed:`)
+			contains(t, "stderr", res.Stderr, "Backups and the action log go to "+dir)
+			backup := readFile(t, filepath.Join(dir, "vol.yaml"))
+			contains(t, "backup", backup, "---\n", "name: "+stale, "name: "+keep, "kind: Volume")
+			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
+			contains(t, "actions.log", log, "plan volume=vol", "recheck volume=vol ok", "backup volume=vol", "engine="+stale+" uid=", "attempt", "engine="+stale+" ok")
+			if strings.Contains(log, "engine="+keep+" uid=") {
+				t.Errorf("action log shows a write to the survivor:\n%s", log)
+			}
+		})
+	}
+}
+
+// States where no action is safe change nothing, on every generation.
+func TestFixRefusedStatesChangeNothing(t *testing.T) {
+	type tc struct {
+		version string
+		build   func(string, string) *fixture.Objects
+		code    int
+		says    string
+	}
+	var cases []tc
+	for _, v := range []string{vL13, vL14a, vL15a, vL14f, vL15f, vL16} {
+		cases = append(cases,
+			tc{v, fixture.Issue4827, fix.ExitNotDone, "refused"},
+			tc{v, fixture.MidMigration, fix.ExitOK, "in-flight"},
+			tc{v, fixture.Healthy, fix.ExitOK, "healthy"},
+		)
+	}
+	for _, v := range []string{vL14f, vL15f, vL16} {
+		cases = append(cases, tc{v, fixture.TwoActiveEngines, fix.ExitNotDone, "has the fix for longhorn#6642"})
+	}
+	cases = append(cases, tc{vL14f, fixture.PendingCleanup, fix.ExitOK, "in-flight"})
+	for _, c := range cases {
+		name := c.version + "/" + strings.TrimPrefix(funcName(c.build), "fixture.")
+		t.Run(name, func(t *testing.T) {
+			ctx := reset(t)
+			create(t, ctx, c.build(c.version, "vol"))
+			before := versions(t, ctx)
+			dir := filepath.Join(t.TempDir(), "backup")
+			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", dir, "--timeout", "2s")
+			if res.Code != c.code {
+				t.Errorf("exit %d, want %d", res.Code, c.code)
+			}
+			contains(t, "stdout", res.Stdout, c.says)
+			assertUnchanged(t, before, versions(t, ctx))
+			noFile(t, dir)
+		})
+	}
+	t.Run("unknown version", func(t *testing.T) {
+		ctx := reset(t)
+		o := fixture.TwoActiveEngines(vL14a, "vol")
+		o.Version = ""
+		create(t, ctx, o)
+		before := versions(t, ctx)
+		res := runFix(t, ctx, "vol", "--yes", "--strategy=deactivate")
+		if res.Code != fix.ExitNotDone {
+			t.Errorf("exit %d", res.Code)
+		}
+		contains(t, "stderr", res.Stderr, "Longhorn version unknown")
+		assertUnchanged(t, before, versions(t, ctx))
+	})
+}
+
+func funcName(f func(string, string) *fixture.Objects) string {
+	for _, s := range fixture.Scenarios {
+		if funcEq(s.Build, f) {
+			return s.Name
+		}
+	}
+	return "scenario"
+}
+
+func funcEq(a, b func(string, string) *fixture.Objects) bool {
+	oa, ob := a("v1.4.3", "x"), b("v1.4.3", "x")
+	return len(oa.Engines) == len(ob.Engines) && len(oa.Deleting) == len(ob.Deleting) &&
+		oa.Volumes[0].Spec == ob.Volumes[0].Spec && oa.Volumes[0].Status == ob.Volumes[0].Status
+}
+
+// --strategy=delete is refused on 1.4 with the reason; deactivate is
+// accepted on 1.5.0/1.5.1.
+func TestFixStrategyOverride(t *testing.T) {
+	ctx := reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	before := versions(t, ctx)
+	res := runFix(t, ctx, "vol", "--yes", "--strategy=delete", "--backup-dir", t.TempDir())
+	if res.Code != fix.ExitNotDone {
+		t.Errorf("exit %d", res.Code)
+	}
+	contains(t, "stdout", res.Stdout, "--strategy=delete refused on Longhorn v1.4.3")
+	assertUnchanged(t, before, versions(t, ctx))
+
+	ctx = reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL15a, "vol"))
+	stale := fixture.EngineName(vL15a, "vol", 0)
+	res = runFix(t, ctx, "vol", "--yes", "--strategy=deactivate", "--wait=false", "--backup-dir", t.TempDir())
+	if res.Code != fix.ExitOK {
+		t.Errorf("exit %d", res.Code)
+	}
+	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deactivated`)
+	if e := getEngine(t, ctx, stale); e.GetDeletionTimestamp() != nil {
+		t.Error("deleted despite --strategy=deactivate")
+	}
+}
+
+func TestFixDryRunsChangeNothing(t *testing.T) {
+	for _, version := range []string{vL14a, vL15a} {
+		stale := fixture.EngineName(version, "vol", 0)
+		verb := "deactivated"
+		if version == vL15a {
+			verb = "deleted"
+		}
+		for _, mode := range []string{"client", "server"} {
+			t.Run(version+"/"+mode, func(t *testing.T) {
+				ctx := reset(t)
+				create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
+				before := versions(t, ctx)
+				dir := filepath.Join(t.TempDir(), "backup")
+				res := runFix(t, ctx, "vol", "--dry-run="+mode, "--backup-dir", dir)
+				if res.Code != fix.ExitOK {
+					t.Errorf("exit %d", res.Code)
+				}
+				suffix := " (dry run)"
+				if mode == "server" {
+					suffix = " (server dry run)"
+				}
+				contains(t, "stdout", res.Stdout, "Plan for Longhorn "+version, `engine.longhorn.io "`+stale+`" `+verb+suffix+"\n")
+				assertUnchanged(t, before, versions(t, ctx))
+				noFile(t, dir)
+			})
+		}
+	}
+	// A server dry run goes through the server's checks: a stale write is
+	// refused there too.
+	t.Run("server refuses a stale write", func(t *testing.T) {
+		ctx := reset(t)
+		create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+		stale := fixture.EngineName(vL14a, "vol", 0)
+		fix.TestHooks.BeforeWrite = func(string) { touch(t, ctx, longhorn.Engines, stale) }
+		res := runFix(t, ctx, "vol", "--dry-run=server")
+		if res.Code != fix.ExitNotDone {
+			t.Errorf("exit %d", res.Code)
+		}
+		contains(t, "stdout", res.Stdout, "changed after the re-check")
+	})
+}
+
+func TestFixNeedsATerminalOrYes(t *testing.T) {
+	ctx := reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	before := versions(t, ctx)
+	dir := filepath.Join(t.TempDir(), "backup")
+	res := runFix(t, ctx, "vol", "--backup-dir", dir)
+	if res.Code != fix.ExitNotDone {
+		t.Errorf("exit %d", res.Code)
+	}
+	contains(t, "stdout", res.Stdout, "Plan for Longhorn", "deactivate")
+	contains(t, "stderr", res.Stderr, "error: stdin is not a terminal and --yes was not given: nothing was changed")
+	assertUnchanged(t, before, versions(t, ctx))
+	noFile(t, dir)
+
+	// On a terminal, anything but y/yes declines; y applies.
+	fix.TestHooks.Terminal = func(io.Reader) bool { return true }
+	for _, answer := range []string{"", "n\n", "no\n", "yess\n"} {
+		res := clitest.RunWithInput(ctx, cluster.KubeconfigPath(), strings.NewReader(answer), withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
+		if res.Code != fix.ExitNotDone || !strings.Contains(res.Stderr, "[y/N]") || !strings.Contains(res.Stderr, "aborted: nothing was changed") {
+			t.Errorf("answer %q: %s", answer, res)
+		}
+	}
+	assertUnchanged(t, before, versions(t, ctx))
+	res = clitest.RunWithInput(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), "fix", "vol", "--backup-dir", dir, "--wait=false")
+	if res.Code != fix.ExitOK || !strings.Contains(res.Stdout, "deactivated") {
+		t.Errorf("answer y: %s", res)
+	}
+}
+
+// A change between the plan and the act skips the volume with the reason,
+// and nothing is written.
+func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
+	stale, keep := fixture.EngineName(vL14a, "vol", 0), fixture.EngineName(vL14a, "vol", 1)
+	tests := []struct {
+		name   string
+		change func(t *testing.T, ctx context.Context)
+		says   string
+	}{
+		{"volume resourceVersion bumps", func(t *testing.T, ctx context.Context) { touch(t, ctx, longhorn.Volumes, "vol") }, "the volume changed"},
+		{"stale engine resourceVersion bumps", func(t *testing.T, ctx context.Context) { touch(t, ctx, longhorn.Engines, stale) }, "engine " + stale + " changed"},
+		{"stale engine replaced", func(t *testing.T, ctx context.Context) {
+			u := getEngine(t, ctx, stale)
+			engines := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(cluster.Namespace())
+			if _, err := engines.Patch(ctx, stale, "application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := engines.Delete(ctx, stale, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			restored := fix.Restorable(u)
+			if _, err := cluster.Create(ctx, restored); err != nil {
+				t.Fatal(err)
+			}
+		}, "engine " + stale + " was replaced"},
+		{"survivor deactivated", func(t *testing.T, ctx context.Context) {
+			engines := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(cluster.Namespace())
+			if _, err := engines.Patch(ctx, keep, "application/merge-patch+json", []byte(`{"spec":{"active":false}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, "engine " + keep + " changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := reset(t)
+			create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+			fix.TestHooks.AfterPlan = func() { tt.change(t, ctx) }
+			dir := filepath.Join(t.TempDir(), "backup")
+			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", dir)
+			if res.Code != fix.ExitNotDone {
+				t.Errorf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" skipped: skipped, nothing written: `+tt.says)
+			if active, _, _ := unstructured.NestedBool(getEngine(t, ctx, stale).Object, "spec", "active"); !active {
+				t.Error("the stale engine was written")
+			}
+			if strings.Contains(res.Stdout, "deactivated") {
+				t.Error("a change line was printed")
+			}
+			contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "skip reason=")
+			noFile(t, filepath.Join(dir, "vol.yaml"))
+		})
+	}
+}
+
+// A write the server refuses (the engine changed between the re-check and
+// the write) is reported in one line and leaves nothing half done.
+func TestFixWriteRefusedByTheServer(t *testing.T) {
+	for _, version := range []string{vL14a, vL15a} {
+		t.Run(version, func(t *testing.T) {
+			ctx := reset(t)
+			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
+			stale := fixture.EngineName(version, "vol", 0)
+			fix.TestHooks.BeforeWrite = func(name string) { touch(t, ctx, longhorn.Engines, name) }
+			dir := filepath.Join(t.TempDir(), "backup")
+			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", dir)
+			if res.Code != fix.ExitNotDone {
+				t.Errorf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: the server refused to`, "changed after the re-check", "nothing was written")
+			e := getEngine(t, ctx, stale)
+			if active, _, _ := unstructured.NestedBool(e.Object, "spec", "active"); !active || e.GetDeletionTimestamp() != nil {
+				t.Error("the stale engine was changed")
+			}
+			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
+			contains(t, "actions.log", log, "engine="+stale+" uid=", "attempt", "engine="+stale+" error=")
+		})
+	}
+}
+
+func TestFixBadInput(t *testing.T) {
+	ctx := reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol").Add(&fixture.Objects{Volumes: fixture.Healthy(vL14a, "ok").Volumes,
+		Engines: fixture.Healthy(vL14a, "ok").Engines, Replicas: fixture.Healthy(vL14a, "ok").Replicas}))
+	before := versions(t, ctx)
+	tests := []struct {
+		args   []string
+		code   int
+		stderr string
+		stdout string
+	}{
+		{[]string{}, fix.ExitNoCheck, "error: no volume selected: name the volumes to repair (kubectl longhorn-engines fix VOLUME...) or pass --all", ""},
+		{[]string{"vol", "--all"}, fix.ExitNoCheck, "error: name volumes or pass --all, not both", ""},
+		{[]string{"nope", "--yes"}, fix.ExitNoCheck, `error: volume "nope" not found in namespace "longhorn-system"`, ""},
+		{[]string{"ok", "--yes"}, fix.ExitOK, "Nothing to change.", "healthy: at most one active engine"},
+		{[]string{"vol", "--strategy=force"}, fix.ExitNoCheck, "error: --strategy must be one of auto, deactivate, delete", ""},
+		{[]string{"vol", "--dry-run=maybe"}, fix.ExitNoCheck, "error: --dry-run must be none, client or server", ""},
+		{[]string{"vol", "--parallel=0"}, fix.ExitNoCheck, "error: --parallel must be at least 1", ""},
+		{[]string{"vol", "-n", "elsewhere", "--yes"}, fix.ExitNoCheck, `error: no Longhorn found in namespace "elsewhere"`, ""},
+	}
+	for _, tt := range tests {
+		res := runFix(t, ctx, tt.args...)
+		if res.Code != tt.code || !strings.Contains(res.Stderr, tt.stderr) || !strings.Contains(res.Stdout, tt.stdout) {
+			t.Errorf("fix %v: want exit %d, stderr %q, stdout %q; got %s", tt.args, tt.code, tt.stderr, tt.stdout, res)
+		}
+		if n := strings.Count(res.Stderr, "error: "); n > 1 {
+			t.Errorf("fix %v: %d error lines", tt.args, n)
+		}
+	}
+	assertUnchanged(t, before, versions(t, ctx))
+}
+
+func TestFixForbidden(t *testing.T) {
+	ctx := reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	before := versions(t, ctx)
+	readOnly, err := cluster.AddUser("fix-reader", []rbacv1.PolicyRule{{APIGroups: []string{"longhorn.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "backup")
+	res := clitest.Run(ctx, readOnly, withTimeout([]string{"fix", "vol", "--yes", "--backup-dir", dir})...)
+	t.Log(res)
+	if res.Code != fix.ExitNotDone {
+		t.Errorf("exit %d", res.Code)
+	}
+	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: forbidden: cannot patch engines.longhorn.io in namespace "longhorn-system"`)
+	contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "error=")
+	assertUnchanged(t, before, versions(t, ctx))
+
+	nobody, err := cluster.AddUser("fix-nobody", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = clitest.Run(ctx, nobody, "fix", "vol", "--yes", "--backup-dir", dir)
+	t.Log(res)
+	if res.Code != fix.ExitNoCheck || !strings.Contains(res.Stderr, "error: forbidden: cannot list volumes.longhorn.io") {
+		t.Errorf("no rights: %s", res)
+	}
+}
+
+func TestFixMissingCRDs(t *testing.T) {
+	ctx := reset(t)
+	if err := cluster.UninstallCRDs(ctx, "Engine"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.InstallCRDs(ctx, "Engine"); err != nil {
+			t.Error(err)
+		}
+	})
+	o := fixture.TwoActiveEngines(vL14a, "vol")
+	o.Engines = nil
+	create(t, ctx, o)
+	res := runFix(t, ctx, "vol", "--yes")
+	if res.Code != fix.ExitNoCheck {
+		t.Errorf("exit %d", res.Code)
+	}
+	contains(t, "stderr", res.Stderr, "error: the server has no resource engines.longhorn.io: Longhorn is not installed")
+}

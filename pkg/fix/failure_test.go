@@ -1,0 +1,348 @@
+package fix_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// If the replica flags end up inverted after a change (here someone deletes
+// the just-deactivated engine, the §8.2 data-loss path), fix stops every
+// further write, prints recovery steps and exits 3.
+func TestFixStopsOnInvertedFlags(t *testing.T) {
+	ctx := reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(fixture.TwoActiveEngines(vL14a, "vol-b"))))
+	staleA := fixture.EngineName(vL14a, "vol-a", 0)
+	before := versions(t, ctx)
+	fix.TestHooks.AfterWrite = func(name string) {
+		engines := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(cluster.Namespace())
+		if _, err := engines.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+			t.Error(err)
+		}
+		if err := engines.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "backup")
+	res := runFix(t, ctx, "--all", "--yes", "--backup-dir", dir, "--timeout", "30s")
+	if res.Code != fix.ExitInverted {
+		t.Errorf("exit %d, want %d", res.Code, fix.ExitInverted)
+	}
+	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+staleA+`" deactivated`, `volume.longhorn.io "vol-a" inverted: STOPPED: replica flags inverted`,
+		`volume.longhorn.io "vol-b" not-attempted:`)
+	contains(t, "stderr", res.Stderr, "STOP: volume vol-a needs manual recovery", "do not delete any replica", "set spec.active=true on them",
+		"The objects as they were before the change: "+filepath.Join(dir, "vol-a.yaml"), "error: stopped: replica flags are inverted")
+	after := versions(t, ctx)
+	for k, v := range before {
+		if strings.Contains(k, "vol-b") && after[k] != v {
+			t.Errorf("%s written after the stop", k)
+		}
+	}
+}
+
+func stripVersion(o *fixture.Objects) *fixture.Objects { o.Version = ""; return o }
+
+// proxy forwards TCP to the API server until closed, so a test can make the
+// server vanish for the plugin only.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *proxy) close() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// kubeconfigVia writes a copy of the admin kubeconfig pointing at addr.
+func kubeconfigVia(t *testing.T, addr string) string {
+	cfg, err := clientcmd.LoadFromFile(cluster.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + addr
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The API server going away mid-run is one clear line per volume, nothing
+// is half done, and the action log records the attempt.
+func TestFixServerGoneMidway(t *testing.T) {
+	for _, when := range []string{"after the plan", "right before the write"} {
+		t.Run(when, func(t *testing.T) {
+			ctx := reset(t)
+			create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+			before := versions(t, ctx)
+			p := startProxy(t, strings.TrimPrefix(cluster.Host(), "https://"))
+			kc := kubeconfigVia(t, p.ln.Addr().String())
+			if when == "after the plan" {
+				fix.TestHooks.AfterPlan = p.close
+			} else {
+				fix.TestHooks.BeforeWrite = func(string) { p.close() }
+			}
+			dir := filepath.Join(t.TempDir(), "backup")
+			res := clitest.Run(ctx, kc, withTimeout([]string{"fix", "vol", "--yes", "--backup-dir", dir})...)
+			t.Log(res)
+			if res.Code != fix.ExitNotDone {
+				t.Errorf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: `, "cannot reach the Kubernetes API server")
+			if n := strings.Count(res.Stdout, "cannot reach"); n != 1 {
+				t.Errorf("%d lines about the lost server", n)
+			}
+			assertUnchanged(t, before, versions(t, ctx))
+			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
+			if when == "after the plan" {
+				contains(t, "actions.log", log, "recheck volume=vol error=")
+			} else {
+				contains(t, "actions.log", log, "backup volume=vol", "attempt", "error=")
+			}
+		})
+	}
+}
+
+// The backup re-creates the objects (kubectl create -f after they are gone)
+// and restores them (kubectl apply -f after a change).
+func TestFixBackupRestores(t *testing.T) {
+	ctx := reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	original := objectsOf(t, ctx)
+	dir := filepath.Join(t.TempDir(), "backup")
+	if res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir); res.Code != fix.ExitOK {
+		t.Fatalf("exit %d", res.Code)
+	}
+	file := filepath.Join(dir, "vol.yaml")
+	stale := fixture.EngineName(vL14a, "vol", 0)
+	kubectl, _ := exec.LookPath("kubectl")
+
+	if kubectl != "" {
+		// apply puts spec.active back on the deactivated engine.
+		out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", cluster.KubeconfigPath(), "apply", "-f", file).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl apply: %v\n%s", err, out)
+		}
+		if active, _, _ := unstructured.NestedBool(getEngine(t, ctx, stale).Object, "spec", "active"); !active {
+			t.Error("kubectl apply -f did not restore spec.active")
+		}
+	}
+
+	if err := cluster.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if kubectl != "" {
+		out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", cluster.KubeconfigPath(), "create", "-f", file).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl create: %v\n%s", err, out)
+		}
+	} else {
+		t.Log("kubectl not on PATH: re-creating through the API")
+		recreate(t, ctx, file)
+	}
+	restored := objectsOf(t, ctx)
+	for key, o := range original {
+		if key == "settings/"+longhorn.VersionSetting {
+			continue // not part of a volume's backup
+		}
+		r, ok := restored[key]
+		if !ok {
+			t.Errorf("%s not re-created", key)
+			continue
+		}
+		for _, f := range [][]string{{"spec"}, {"metadata", "labels"}, {"metadata", "finalizers"}} {
+			a, _, _ := unstructured.NestedFieldNoCopy(o.Object, f...)
+			b, _, _ := unstructured.NestedFieldNoCopy(r.Object, f...)
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%s %v: %v, was %v", key, f, b, a)
+			}
+		}
+	}
+}
+
+func objectsOf(t *testing.T, ctx context.Context) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.Settings} {
+		l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(cluster.Namespace()).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.Items {
+			out[r.Plural+"/"+l.Items[i].GetName()] = &l.Items[i]
+		}
+	}
+	return out
+}
+
+func recreate(t *testing.T, ctx context.Context, file string) {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		if _, err := cluster.Create(ctx, &unstructured.Unstructured{Object: obj}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Without --backup-dir the backup goes to a new timestamped folder in the
+// working directory, and fix says where.
+func TestFixDefaultBackupDir(t *testing.T) {
+	ctx := reset(t)
+	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	t.Chdir(t.TempDir())
+	res := runFix(t, ctx, "vol", "--yes", "--wait=false")
+	if res.Code != fix.ExitOK {
+		t.Fatalf("exit %d", res.Code)
+	}
+	dirs, _ := filepath.Glob("longhorn-engines-fix-*")
+	if len(dirs) != 1 {
+		t.Fatalf("backup folders %v", dirs)
+	}
+	contains(t, "stderr", res.Stderr, "Backups and the action log go to "+dirs[0])
+	for _, f := range []string{"vol.yaml", fix.ActionLogName} {
+		if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Property over generated cluster states, through the real command: the
+// survivor is never written, and a volume whose plan does not act (a
+// precondition failed, a fixed release...) is not written at all.
+func TestFixPropertyOverGeneratedStates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6642, 7))
+	client, err := inventory.NewClient(cluster.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{vL13, vL14a, vL15a, vL16} {
+		t.Run(version, func(t *testing.T) {
+			ctx := reset(t)
+			all := &fixture.Objects{Version: version}
+			for i := 0; i < 10; i++ {
+				all.Add(stripVersion(fix.RandomObjects(rng, version, "vol-"+string(rune('a'+i)))))
+			}
+			create(t, ctx, all)
+			st, err := inventory.Load(ctx, client, inventory.LoadOptions{Namespace: cluster.Namespace()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			acts := fix.PlanActs(st)
+			before := versions(t, ctx)
+			res := runFix(t, ctx, "--all", "--yes", "--wait=false", "--backup-dir", t.TempDir())
+			if res.Code == fix.ExitNoCheck || res.Code == fix.ExitInverted {
+				t.Fatalf("exit %d", res.Code)
+			}
+			after := versions(t, ctx)
+			wrote := 0
+			for _, e := range st.Engines {
+				key := "engines/" + e.Name
+				changed := after[key] != before[key]
+				vol := e.Spec.VolumeName
+				stale := acts[vol] && e.IsActive() && e.Spec.NodeID != volOf(st, vol).Status.CurrentNodeID
+				switch {
+				case changed && !acts[vol]:
+					t.Errorf("%s written although the plan for %s did not act", e.Name, vol)
+				case changed && !stale:
+					t.Errorf("%s written: it is the survivor of %s", e.Name, vol)
+				case changed:
+					wrote++
+				}
+			}
+			for key, v := range before {
+				if !strings.HasPrefix(key, "engines/") && after[key] != v {
+					t.Errorf("%s written", key)
+				}
+			}
+			n := 0
+			for _, a := range acts {
+				if a {
+					n++
+				}
+			}
+			t.Logf("%d of %d volumes repairable, %d engines written", n, len(acts), wrote)
+			if n > 0 && wrote == 0 {
+				t.Error("nothing written although some plans act")
+			}
+		})
+	}
+}
+
+func volOf(st *longhorn.State, name string) *longhorn.Volume {
+	for i := range st.Volumes {
+		if st.Volumes[i].Name == name {
+			return &st.Volumes[i]
+		}
+	}
+	panic(errors.New("no volume " + name))
+}

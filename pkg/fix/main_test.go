@@ -1,0 +1,175 @@
+package fix_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// cluster is the package's API server, shared by every test (one start per
+// package); tests that write call reset first and do not run in parallel.
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	// Verification polls quickly here; the default is meant for a cluster.
+	fix.TestHooks.PollInterval = 50 * time.Millisecond
+	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
+}
+
+// reset empties the namespace and clears the hooks after the test.
+func reset(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	if err := cluster.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		fix.TestHooks.AfterPlan, fix.TestHooks.BeforeWrite, fix.TestHooks.AfterWrite, fix.TestHooks.Terminal = nil, nil, nil, nil
+	})
+	return ctx
+}
+
+func create(t *testing.T, ctx context.Context, o *fixture.Objects) {
+	t.Helper()
+	if err := fixture.Create(ctx, cluster, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runFix runs `kubectl longhorn-engines fix args...` through the real
+// command tree against the test cluster.
+func runFix(t *testing.T, ctx context.Context, args ...string) clitest.Result {
+	t.Helper()
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), withTimeout(append([]string{"fix"}, args...))...)
+	t.Logf("fix %s\n%s", strings.Join(args, " "), res)
+	return res
+}
+
+func ri(r longhorn.Resource) interface {
+	Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
+} {
+	return cluster.Dynamic().Resource(r.GVR()).Namespace(cluster.Namespace())
+}
+
+// versions maps "kind/name" to resourceVersion for every Longhorn object in
+// the namespace: equal maps before and after a run mean nothing was written.
+func versions(t *testing.T, ctx context.Context) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments, longhorn.Settings} {
+		l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(cluster.Namespace()).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range l.Items {
+			out[r.Plural+"/"+u.GetName()] = u.GetResourceVersion()
+		}
+	}
+	return out
+}
+
+func assertUnchanged(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	var diffs []string
+	for k, v := range before {
+		if after[k] != v {
+			diffs = append(diffs, k+": "+v+" -> "+after[k])
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			diffs = append(diffs, k+": created")
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		t.Errorf("objects changed:\n  %s", strings.Join(diffs, "\n  "))
+	}
+}
+
+func getEngine(t *testing.T, ctx context.Context, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := ri(longhorn.Engines).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get engine %s: %v", name, err)
+	}
+	return u
+}
+
+// touch changes an object's annotations, bumping its resourceVersion the
+// way any concurrent writer would.
+func touch(t *testing.T, ctx context.Context, r longhorn.Resource, name string) {
+	t.Helper()
+	_, err := cluster.Dynamic().Resource(r.GVR()).Namespace(cluster.Namespace()).Patch(ctx, name, types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"test/touched":"`+time.Now().Format(time.RFC3339Nano)+`"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("touch %s %s: %v", r.Plural, name, err)
+	}
+}
+
+func contains(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s does not contain %q", what, s)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func noFile(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		entries, _ := filepath.Glob(filepath.Join(path, "*"))
+		t.Errorf("%s exists (%v): nothing should have been written", path, entries)
+	}
+}
+
+// Longhorn releases of each behaviour class.
+var (
+	vL13  = "v1.3.2"
+	vL14a = "v1.4.3"
+	vL14f = "v1.4.4"
+	vL15a = "v1.5.1"
+	vL15f = "v1.5.2"
+	vL16  = "v1.6.0"
+)
+
+// hookMu serialises the parallel tests that set process-wide hooks.
+var hookMu sync.Mutex
+
+// withTimeout adds a short --timeout unless one is given: without a
+// controller nothing ever verifies, so a regression that writes when it
+// should not fails in seconds instead of waiting the default 5 minutes.
+func withTimeout(args []string) []string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "--timeout") {
+			return args
+		}
+	}
+	return append(args, "--timeout", "10s")
+}

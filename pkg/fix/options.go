@@ -1,0 +1,232 @@
+// Package fix implements `kubectl longhorn-engines fix`: repair volumes stuck
+// with more than one active engine (longhorn/longhorn#6642) without ever
+// touching the engine that serves I/O.
+//
+// A run plans from one fresh read and detect's classification, prints the
+// plan, asks (or needs --yes), then runs for each volume the Repairer
+// pipeline: re-read and re-plan, compare with the plan, back up, write with
+// uid and resourceVersion preconditions, and wait for Longhorn to finish.
+package fix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Options is everything `fix` needs, filled by flags, Complete and Validate.
+type Options struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	Volumes   []string
+	All       bool
+	Yes       bool
+	DryRun    string
+	Strategy  string
+	BackupDir string
+	Wait      bool
+	Timeout   time.Duration
+	Parallel  int
+	Color     string
+
+	namespace string
+	client    *inventory.Client
+	strategy  Strategy
+	dryRun    DryRun
+	now       func() time.Time
+}
+
+// NewOptions returns the defaults.
+func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
+	return &Options{
+		ConfigFlags: cf,
+		IOStreams:   streams,
+		DryRun:      string(DryRunNone),
+		Strategy:    string(StrategyAuto),
+		Wait:        true,
+		Timeout:     5 * time.Minute,
+		Parallel:    1,
+		Color:       "auto",
+		now:         time.Now,
+	}
+}
+
+// Complete takes the volume names and resolves the namespace and client.
+func (o *Options) Complete(args []string) error {
+	o.Volumes = args
+	o.namespace = cmdutil.Namespace(o.ConfigFlags)
+	if o.client != nil {
+		return nil
+	}
+	c, err := inventory.FromFlags(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Validate checks the selection and flag values before any request.
+func (o *Options) Validate(args []string) error {
+	switch {
+	case len(args) == 0 && !o.All:
+		return errors.New("no volume selected: name the volumes to repair (kubectl longhorn-engines fix VOLUME...) or pass --all; 'kubectl longhorn-engines scan' lists the affected ones")
+	case len(args) > 0 && o.All:
+		return errors.New("name volumes or pass --all, not both")
+	}
+	s, err := ParseStrategy(o.Strategy)
+	if err != nil {
+		return err
+	}
+	o.strategy = s
+	switch o.DryRun {
+	case "none", "client", "server":
+		o.dryRun = DryRun(o.DryRun)
+	default:
+		return fmt.Errorf("--dry-run must be none, client or server (got %q)", o.DryRun)
+	}
+	if o.Timeout <= 0 {
+		return errors.New("--timeout must be positive")
+	}
+	if o.Parallel < 1 {
+		return errors.New("--parallel must be at least 1")
+	}
+	return cmdutil.ValidateColor(o.Color)
+}
+
+// Run plans, asks, repairs and reports. The error carries the exit code.
+func (o *Options) Run(ctx context.Context) error {
+	pr := &Printer{Out: o.Out, ErrOut: o.ErrOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))}
+	warnf := func(f string, a ...any) { pr.Progress("warning: "+f, a...) }
+	plan, err := loadPlan(ctx, o.client, o.namespace, o.Volumes, o.strategy, detect.Options{}, warnf)
+	if err != nil {
+		return cmdutil.WithCode(ExitNoCheck, err)
+	}
+	pr.Plan(plan)
+
+	outs := make([]Outcome, len(plan.Volumes))
+	var acting []int
+	for i, p := range plan.Volumes {
+		if p.Acts() {
+			acting = append(acting, i)
+			continue
+		}
+		outs[i] = staticOutcome(p)
+		pr.Outcome(outs[i].short())
+	}
+	if len(acting) == 0 {
+		pr.Progress("Nothing to change.")
+		pr.Summary(outs, "")
+		return exitErr(outs)
+	}
+
+	if o.dryRun == DryRunClient {
+		for _, i := range acting {
+			p := plan.Volumes[i]
+			for _, e := range p.Stale {
+				pr.Changed(longhorn.Engines, e.Name, pastTense(p.Action), DryRunClient)
+			}
+			outs[i] = Outcome{Volume: p.Volume, Result: ResultDryRun, Detail: "client dry run: nothing sent", Changed: stringsOf(p.Stale)}
+		}
+		pr.Summary(outs, "")
+		return exitErr(outs)
+	}
+	if o.dryRun == DryRunNone && !o.Yes {
+		if !isTerminal(o.In) {
+			return cmdutil.WithCode(ExitNotDone, errors.New("stdin is not a terminal and --yes was not given: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)"))
+		}
+		if !confirm(o.In, o.ErrOut, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting))) {
+			return cmdutil.WithCode(ExitNotDone, errors.New("aborted: nothing was changed"))
+		}
+	}
+	if testHooks.AfterPlan != nil {
+		testHooks.AfterPlan()
+	}
+
+	r := &Repairer{
+		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
+		Wait: o.Wait, Timeout: o.Timeout, PollInterval: 2 * time.Second,
+		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr, beforeWrite: testHooks.BeforeWrite, afterWrite: testHooks.AfterWrite,
+	}
+	if testHooks.PollInterval > 0 {
+		r.PollInterval = testHooks.PollInterval
+	}
+	backupDir := ""
+	if o.dryRun == DryRunNone {
+		backupDir = o.BackupDir
+		if backupDir == "" {
+			backupDir = DefaultBackupDir(o.now())
+		}
+		b, err := OpenBackup(backupDir)
+		if err != nil {
+			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
+		}
+		defer b.Close()
+		r.Backup = b
+		pr.Progress("Backups and the action log go to %s", backupDir)
+		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {
+			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
+		}
+		for _, i := range acting {
+			p := plan.Volumes[i]
+			_ = b.Log.Printf("plan volume=%s action=%s keep=%s stale=%s volumeUID=%s volumeResourceVersion=%s",
+				p.Volume, p.Action, p.Keep.Name, refsForLog(p.Stale), p.Snapshot.VolumeUID, p.Snapshot.VolumeResourceVersion)
+		}
+	}
+
+	o.repairAll(ctx, r, plan, acting, outs)
+	pr.Summary(outs, backupDir)
+	if r.Stopped() {
+		fmt.Fprintln(o.ErrOut, "error: stopped: replica flags are inverted on a volume; follow the recovery steps above before running fix again")
+		return cmdutil.Silent(ExitInverted)
+	}
+	return exitErr(outs)
+}
+
+// repairAll runs the pipeline over the acting volumes with --parallel workers.
+func (o *Options) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting []int, outs []Outcome) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < o.Parallel && w < len(acting); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				outs[i] = r.RepairVolume(ctx, plan.Volumes[i])
+			}
+		}()
+	}
+	for _, i := range acting {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// exitErr turns the outcomes into the command's error: nil for exit 0,
+// otherwise a silent code (every volume has already said why).
+func exitErr(outs []Outcome) error {
+	if code := exitCode(outs); code != ExitOK {
+		return cmdutil.Silent(code)
+	}
+	return nil
+}
+
+func stringsOf(es []EngineRef) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Name
+	}
+	return out
+}

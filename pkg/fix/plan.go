@@ -1,0 +1,303 @@
+package fix
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Plan is what fix intends to do, volume by volume, from one fresh read.
+type Plan struct {
+	Namespace string
+	Version   longhorn.Version
+	Strategy  Strategy
+	Volumes   []Planned
+}
+
+// Acting returns the volumes the plan changes.
+func (p *Plan) Acting() []Planned {
+	var out []Planned
+	for _, v := range p.Volumes {
+		if v.Acts() {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Planned is the decision for one volume together with the identity and
+// version of every object it rests on, so the re-check right before acting
+// can tell whether anything moved.
+type Planned struct {
+	Volume  string
+	Version longhorn.Version
+	// Finding is detect's finding; nil for a healthy volume.
+	Finding *detect.Finding
+	// Action is what fix does: deactivate, delete or none.
+	Action detect.Action
+	// Why explains Action in one or two sentences.
+	Why      string
+	Keep     EngineRef
+	Stale    []EngineRef
+	Snapshot Snapshot
+}
+
+// Acts reports whether the plan writes to this volume's engines.
+func (p *Planned) Acts() bool {
+	return p.Action == detect.ActionDeactivate || p.Action == detect.ActionDelete
+}
+
+// EngineRef pins one engine: the server refuses a write whose UID or
+// resourceVersion no longer match.
+type EngineRef struct {
+	Name            string
+	UID             string
+	ResourceVersion string
+	NodeID          string
+	Active          bool
+	Deleting        bool
+}
+
+// ReplicaRef is a replica's identity and the flags the repair depends on.
+type ReplicaRef struct {
+	Name       string
+	UID        string
+	EngineName string
+	Active     bool
+}
+
+// Snapshot is everything of a volume that must not change between the plan
+// and the write. The survivor's resourceVersion is deliberately left out:
+// its status moves on its own while it serves I/O, and its preconditions are
+// re-evaluated from the fresh read anyway.
+type Snapshot struct {
+	VolumeUID             string
+	VolumeResourceVersion string
+	Engines               []EngineRef
+	Replicas              []ReplicaRef
+}
+
+// planState turns a state and its classification into a plan.
+func planState(st *longhorn.State, res detect.Result, selected []string, s Strategy) *Plan {
+	p := &Plan{Namespace: st.Namespace, Version: st.Version, Strategy: s}
+	byVol := map[string]*detect.Finding{}
+	for i := range res.Findings {
+		byVol[res.Findings[i].Volume] = &res.Findings[i]
+	}
+	names := selected
+	if len(names) == 0 {
+		for i := range st.Volumes {
+			names = append(names, st.Volumes[i].Name)
+		}
+	}
+	names = append([]string(nil), names...)
+	sort.Strings(names)
+	names = dedupe(names)
+	for _, n := range names {
+		p.Volumes = append(p.Volumes, planVolume(st, n, byVol[n], s))
+	}
+	return p
+}
+
+// planVolume decides for one volume. The same function plans from the first
+// read and from the re-read right before acting, so the two are comparable
+// field by field.
+func planVolume(st *longhorn.State, vol string, f *detect.Finding, s Strategy) Planned {
+	p := Planned{Volume: vol, Version: st.Version, Action: detect.ActionNone, Snapshot: snapshot(st, vol)}
+	if f == nil {
+		p.Why = "healthy: at most one active engine and no migration, nothing to do"
+		return p
+	}
+	fc := *f
+	p.Finding = &fc
+	p.Action, p.Why = chooseAction(fc, st.Version, s)
+	refs := map[string]EngineRef{}
+	for _, e := range p.Snapshot.Engines {
+		refs[e.Name] = e
+	}
+	if fc.Keep != "" {
+		p.Keep = refs[fc.Keep]
+		p.Keep.Name = fc.Keep
+	}
+	for _, name := range fc.Stale {
+		r := refs[name]
+		r.Name = name
+		p.Stale = append(p.Stale, r)
+	}
+	// Never plan a write on the survivor, whatever detect said.
+	for _, r := range p.Stale {
+		if r.Name == p.Keep.Name || r.UID == "" || r.UID == p.Keep.UID {
+			p.Action, p.Why = detect.ActionNone, "internal check failed: a stale engine is the survivor or unknown; no action"
+		}
+	}
+	return p
+}
+
+// snapshot records the volume's objects as read.
+func snapshot(st *longhorn.State, vol string) Snapshot {
+	var s Snapshot
+	for i := range st.Volumes {
+		if v := &st.Volumes[i]; v.Name == vol {
+			s.VolumeUID, s.VolumeResourceVersion = string(v.UID), v.ResourceVersion
+		}
+	}
+	for i := range st.Engines {
+		e := &st.Engines[i]
+		if ownerVolume(e.Spec.VolumeName, e.Labels) != vol {
+			continue
+		}
+		s.Engines = append(s.Engines, EngineRef{Name: e.Name, UID: string(e.UID), ResourceVersion: e.ResourceVersion,
+			NodeID: e.Spec.NodeID, Active: e.Spec.Active, Deleting: e.Deleting()})
+	}
+	for i := range st.Replicas {
+		r := &st.Replicas[i]
+		if ownerVolume(r.Spec.VolumeName, r.Labels) != vol {
+			continue
+		}
+		s.Replicas = append(s.Replicas, ReplicaRef{Name: r.Name, UID: string(r.UID), EngineName: r.Spec.EngineName, Active: r.Spec.Active})
+	}
+	sort.Slice(s.Engines, func(i, j int) bool { return s.Engines[i].Name < s.Engines[j].Name })
+	sort.Slice(s.Replicas, func(i, j int) bool { return s.Replicas[i].Name < s.Replicas[j].Name })
+	return s
+}
+
+// ownerVolume is detect's rule: spec.volumeName, else the longhornvolume label.
+func ownerVolume(specName string, labels map[string]string) string {
+	if specName != "" {
+		return specName
+	}
+	return labels[longhorn.VolumeLabel]
+}
+
+// changedSince compares the plan with a plan made from a fresh read of the
+// same volume. It returns "" when acting on the plan is still right, else the
+// first difference, phrased for the user.
+func changedSince(planned, fresh Planned) string {
+	s0, s1 := planned.Snapshot, fresh.Snapshot
+	switch {
+	case s1.VolumeUID == "":
+		return "the volume is gone"
+	case s0.VolumeUID != s1.VolumeUID:
+		return fmt.Sprintf("the volume was re-created (uid %s, was %s)", s1.VolumeUID, s0.VolumeUID)
+	case s0.VolumeResourceVersion != s1.VolumeResourceVersion:
+		return fmt.Sprintf("the volume changed (resourceVersion %s, was %s)", s1.VolumeResourceVersion, s0.VolumeResourceVersion)
+	case planned.Version.String() != fresh.Version.String():
+		return fmt.Sprintf("the Longhorn version changed (%s, was %s)", fresh.Version, planned.Version)
+	}
+	if d := diffEngines(s0.Engines, s1.Engines); d != "" {
+		return d
+	}
+	if d := diffReplicas(s0.Replicas, s1.Replicas); d != "" {
+		return d
+	}
+	staleRV := map[string]string{}
+	for _, e := range planned.Stale {
+		staleRV[e.Name] = e.ResourceVersion
+	}
+	for _, e := range s1.Engines {
+		if rv, ok := staleRV[e.Name]; ok && rv != e.ResourceVersion {
+			return fmt.Sprintf("engine %s changed (resourceVersion %s, was %s)", e.Name, e.ResourceVersion, rv)
+		}
+	}
+	if fresh.Finding == nil {
+		return "the volume is healthy now"
+	}
+	if fresh.Keep.Name != planned.Keep.Name {
+		return fmt.Sprintf("the engine to keep is now %q (was %s)", fresh.Keep.Name, planned.Keep.Name)
+	}
+	if names(fresh.Stale) != names(planned.Stale) {
+		return fmt.Sprintf("the stale engines are now %q (were %q)", names(fresh.Stale), names(planned.Stale))
+	}
+	if fresh.Action != planned.Action {
+		return fmt.Sprintf("the action is now %s (was %s): %s", fresh.Action, planned.Action, fresh.Why)
+	}
+	if !fresh.Acts() {
+		return "no action is safe any more: " + fresh.Why
+	}
+	return ""
+}
+
+func diffEngines(a, b []EngineRef) string {
+	ma := map[string]EngineRef{}
+	for _, e := range a {
+		ma[e.Name] = e
+	}
+	mb := map[string]EngineRef{}
+	for _, e := range b {
+		mb[e.Name] = e
+		old, ok := ma[e.Name]
+		switch {
+		case !ok:
+			return fmt.Sprintf("engine %s appeared", e.Name)
+		case old.UID != e.UID:
+			return fmt.Sprintf("engine %s was replaced (uid %s, was %s)", e.Name, e.UID, old.UID)
+		case old.Active != e.Active || old.NodeID != e.NodeID || old.Deleting != e.Deleting:
+			return fmt.Sprintf("engine %s changed (active=%t node=%q deleting=%t, was active=%t node=%q deleting=%t)",
+				e.Name, e.Active, e.NodeID, e.Deleting, old.Active, old.NodeID, old.Deleting)
+		}
+	}
+	for _, e := range a {
+		if _, ok := mb[e.Name]; !ok {
+			return fmt.Sprintf("engine %s is gone (or no longer labelled %s=<volume>)", e.Name, longhorn.VolumeLabel)
+		}
+	}
+	return ""
+}
+
+func diffReplicas(a, b []ReplicaRef) string {
+	ma := map[string]ReplicaRef{}
+	for _, r := range a {
+		ma[r.Name] = r
+	}
+	for _, r := range b {
+		old, ok := ma[r.Name]
+		switch {
+		case !ok:
+			return fmt.Sprintf("replica %s appeared", r.Name)
+		case old != r:
+			return fmt.Sprintf("replica %s changed (engine %s active=%t, was engine %s active=%t)", r.Name, r.EngineName, r.Active, old.EngineName, old.Active)
+		}
+		delete(ma, r.Name)
+	}
+	for _, r := range a {
+		if _, ok := ma[r.Name]; ok {
+			return fmt.Sprintf("replica %s is gone", r.Name)
+		}
+	}
+	return ""
+}
+
+func names(es []EngineRef) string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Name
+	}
+	return strings.Join(out, ",")
+}
+
+func dedupe(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// loadPlan reads the selected volumes (every volume with --all) and plans.
+func loadPlan(ctx context.Context, c *inventory.Client, ns string, volumes []string, s Strategy, o detect.Options,
+	warnf func(string, ...any)) (*Plan, error) {
+	st, err := inventory.Load(ctx, c, inventory.LoadOptions{Namespace: ns, Volumes: volumes, Warnf: warnf})
+	if err != nil {
+		return nil, err
+	}
+	o.SkipOrphans = true
+	res := detect.Classify(st, o)
+	return planState(st, res, volumes, s), nil
+}

@@ -1,0 +1,124 @@
+package fix
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Every change between the plan and the re-read that the write depends on
+// makes the volume skip; the survivor's own status churn does not.
+func TestChangedSince(t *testing.T) {
+	stale := fixture.EngineName(vL14a, "vol", 0)
+	keep := fixture.EngineName(vL14a, "vol", 1)
+	tests := []struct {
+		name   string
+		mutate func(st *longhorn.State)
+		want   string // substring of the reason; "" = still the plan
+	}{
+		{"unchanged", func(*longhorn.State) {}, ""},
+		{"survivor status moved", func(st *longhorn.State) {
+			e := engineOf(st, keep)
+			e.ResourceVersion, e.Status.Endpoint = "999", "/dev/longhorn/vol2"
+		}, ""},
+		{"volume resourceVersion", func(st *longhorn.State) { volumeOf(st, "vol").ResourceVersion = "999" }, "the volume changed"},
+		{"volume re-created", func(st *longhorn.State) { volumeOf(st, "vol").UID = "other" }, "re-created"},
+		{"volume gone", func(st *longhorn.State) { st.Volumes = nil }, "gone"},
+		{"stale engine resourceVersion", func(st *longhorn.State) { engineOf(st, stale).ResourceVersion = "999" }, "engine " + stale + " changed"},
+		{"stale engine replaced", func(st *longhorn.State) { engineOf(st, stale).UID = types.UID("new") }, "replaced"},
+		{"stale engine deactivated", func(st *longhorn.State) { engineOf(st, stale).Spec.Active = false }, "engine " + stale + " changed"},
+		{"stale engine gone", func(st *longhorn.State) { removeEngine(st, stale) }, "is gone"},
+		{"engine appeared", func(st *longhorn.State) {
+			e := *engineOf(st, stale)
+			e.Name, e.UID = "vol-e-extra", "uid-extra"
+			st.Engines = append(st.Engines, e)
+		}, "appeared"},
+		{"replica flag flipped", func(st *longhorn.State) { st.Replicas[0].Spec.Active = !st.Replicas[0].Spec.Active }, "replica"},
+		{"replica gone", func(st *longhorn.State) { st.Replicas = st.Replicas[1:] }, "replica"},
+		{"version upgraded", func(st *longhorn.State) { st.Version = longhorn.MustParseVersion(vL14f) }, "version changed"},
+		{"volume moved", func(st *longhorn.State) {
+			v := volumeOf(st, "vol")
+			v.Spec.NodeID, v.Status.CurrentNodeID = fixture.NodeA, fixture.NodeA
+		}, "the engine to keep is now"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+			planned := planOne(t, st, "vol", StrategyAuto)
+			if !planned.Acts() {
+				t.Fatalf("plan does not act: %s", planned.Why)
+			}
+			tt.mutate(st)
+			fresh := planOne(t, st, "vol", StrategyAuto)
+			got := changedSince(planned, fresh)
+			switch {
+			case tt.want == "" && got != "":
+				t.Errorf("changedSince = %q, want no change", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Errorf("changedSince = %q, want it to mention %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Even a volume-level change that keeps the resourceVersion (impossible on a
+// real server, but the comparison must not rest on one field) is caught by
+// re-planning: a failed precondition in the fresh read means no action.
+func TestChangedSinceReplans(t *testing.T) {
+	st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	planned := planOne(t, st, "vol", StrategyAuto)
+	volumeOf(st, "vol").Spec.MigrationNodeID = fixture.NodeA
+	fresh := planOne(t, st, "vol", StrategyAuto)
+	if got := changedSince(planned, fresh); got == "" {
+		t.Fatal("a migration requested after the plan was not noticed")
+	}
+}
+
+func TestPlanStateSelectsAndSorts(t *testing.T) {
+	o := fixture.TwoActiveEngines(vL14a, "b-vol")
+	o.Add(fixture.Healthy(vL14a, "a-vol"))
+	st := stateOf(o)
+	res := detect.Classify(st, detect.Options{SkipOrphans: true})
+	p := planState(st, res, nil, StrategyAuto)
+	if len(p.Volumes) != 2 || p.Volumes[0].Volume != "a-vol" || p.Volumes[1].Volume != "b-vol" {
+		t.Fatalf("volumes %+v", p.Volumes)
+	}
+	if p.Volumes[0].Acts() || staticOutcome(p.Volumes[0]).Result != ResultHealthy {
+		t.Errorf("healthy volume planned as %s", p.Volumes[0].Action)
+	}
+	if len(p.Acting()) != 1 || p.Acting()[0].Volume != "b-vol" {
+		t.Errorf("acting = %+v", p.Acting())
+	}
+	one := planState(st, res, []string{"b-vol", "b-vol"}, StrategyAuto)
+	if len(one.Volumes) != 1 {
+		t.Errorf("a name given twice planned %d times", len(one.Volumes))
+	}
+}
+
+// Refused, in-flight and healthy volumes get the right static result.
+func TestStaticOutcomes(t *testing.T) {
+	tests := []struct {
+		build func(string, string) *fixture.Objects
+		want  Result
+	}{
+		{fixture.Healthy, ResultHealthy},
+		{fixture.MidMigration, ResultInFlight},
+		{fixture.Issue4827, ResultRefused},
+	}
+	for _, tt := range tests {
+		st := stateOf(tt.build(vL14a, "vol"))
+		p := planOne(t, st, "vol", StrategyAuto)
+		if got := staticOutcome(p).Result; got != tt.want || p.Acts() {
+			t.Errorf("result %s (acts=%t), want %s: %s", got, p.Acts(), tt.want, p.Why)
+		}
+	}
+	st := stateOf(fixture.TwoActiveEngines(vL16, "vol"))
+	if got := staticOutcome(planOne(t, st, "vol", StrategyAuto)).Result; got != ResultRefused {
+		t.Errorf("two active engines on a fixed release: %s, want refused", got)
+	}
+}

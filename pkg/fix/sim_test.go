@@ -1,0 +1,348 @@
+package fix_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Simulator tests run in namespaces of their own, in parallel with each
+// other and after the sequential tests that reset the whole cluster.
+
+const (
+	nodeA = "node-a"
+	nodeB = "node-b"
+	// simWait bounds each wait on the simulator; a run needs well under a second.
+	simWait = 60 * time.Second
+)
+
+var simSeq atomic.Int64
+
+type simEnv struct {
+	t   *testing.T
+	ctx context.Context
+	s   *lhsim.Sim
+	ns  string
+}
+
+func newSim(t *testing.T, version string) *simEnv {
+	t.Helper()
+	ns := fmt.Sprintf("fix-sim-%d", simSeq.Add(1))
+	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	if err := s.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		cancel()
+		if t.Failed() {
+			t.Logf("simulator log (%s, Longhorn %s):\n%s", ns, version, strings.Join(s.Logs(""), "\n"))
+		}
+	})
+	for _, n := range []string{nodeA, nodeB} {
+		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &simEnv{t: t, ctx: ctx, s: s, ns: ns}
+}
+
+func (e *simEnv) waitFor(what, vol string, cond func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, simWait)
+	defer cancel()
+	if err := e.s.WaitFor(ctx, vol, cond); err != nil {
+		e.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (e *simEnv) await(what string, cond func() bool) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, simWait)
+	defer cancel()
+	if err := e.s.Await(ctx, cond); err != nil {
+		e.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (e *simEnv) state(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
+	e.t.Helper()
+	v, es, rs, err := e.s.State(e.ctx, vol)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return v, es, rs
+}
+
+// fix runs the real command in the simulator's namespace.
+func (e *simEnv) fix(args ...string) clitest.Result {
+	e.t.Helper()
+	args = append([]string{"fix", "-n", e.ns}, args...)
+	res := clitest.Run(e.ctx, cluster.KubeconfigPath(), args...)
+	e.t.Logf("%s\n%s", strings.Join(args, " "), res)
+	return res
+}
+
+func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
+	for i := range es {
+		if es[i].Spec.NodeID == node {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
+// settled: one active running engine on node, every replica on it and
+// active, no migration left.
+func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool {
+	return func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		if len(es) != 1 || !es[0].Spec.Active || es[0].Spec.NodeID != node || es[0].Status.CurrentState != longhorn.StateRunning {
+			return false
+		}
+		if v.Spec.NodeID != node || v.Status.CurrentNodeID != node || v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID != "" {
+			return false
+		}
+		for _, r := range rs {
+			if r.Spec.EngineName != es[0].Name || !r.Spec.Active {
+				return false
+			}
+		}
+		return len(rs) > 0
+	}
+}
+
+// produceBug is the seed sequence: attach on node-a, migrate to node-b,
+// confirm while the old engine's delete fails. The fault is then cleared:
+// the state stays stuck because every later sync stops at the BUG error.
+func (e *simEnv) produceBug(vol string) (old, mig string) {
+	e.t.Helper()
+	if err := e.s.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("created", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
+	})
+	if err := e.s.Attach(e.ctx, vol, nodeA); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("attached to node-a", vol, settled(nodeA))
+	e.waitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+		return v.Status.Robustness == longhorn.RobustnessHealthy
+	})
+	if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		o, m := engineOn(es, nodeA), engineOn(es, nodeB)
+		return v.Spec.MigrationNodeID == nodeB && len(es) == 2 && o != nil && m != nil && o.Spec.Active && !m.Spec.Active &&
+			m.Status.CurrentState == longhorn.StateRunning && m.Status.Endpoint != "" && m.RWCount() > 0 && len(rs) == 4
+	})
+	if e.s.Version().HasVolumeAttachments() {
+		id := longhorn.CSITicketID(vol, nodeB)
+		e.await("node-b ticket satisfied", func() bool {
+			va, err := getVA(e.ctx, e.ns, vol)
+			return err == nil && va.Satisfied(id)
+		})
+	}
+	_, es, _ := e.state(vol)
+	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
+	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		n := 0
+		for _, x := range es {
+			if x.IsActive() {
+				n++
+			}
+		}
+		return len(es) == 2 && n == 2 && v.Status.CurrentNodeID == nodeB
+	})
+	e.await("BUG sync error", func() bool {
+		return strings.Contains(e.s.LastSyncError(vol), "BUG: found the second active engine")
+	})
+	e.s.ClearFault(fid)
+	return old, mig
+}
+
+func getVA(ctx context.Context, ns, vol string) (*longhorn.VolumeAttachment, error) {
+	u, err := cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(ns).Get(ctx, vol, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	va := &longhorn.VolumeAttachment{}
+	return va, fix.FromUnstructured(u, va)
+}
+
+// On each affected generation, fix repairs the state the simulator's seed
+// sequence produces; the simulator's controller then finishes cleanly (one
+// engine, replicas flipped, no data lost, no more sync errors), and a second
+// run is a no-op.
+func TestFixRepairsTheSeedBug(t *testing.T) {
+	for _, tc := range []struct{ version, strategy, verb string }{
+		{"v1.3.3", "auto", "deactivated"},
+		{"v1.4.3", "auto", "deactivated"},
+		{"v1.5.1", "auto", "deleted"},
+		{"v1.5.1", "deactivate", "deactivated"},
+	} {
+		t.Run(tc.version+"/"+tc.strategy, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, tc.version)
+			vol := "vol-bug"
+			old, mig := e.produceBug(vol)
+			dir := filepath.Join(t.TempDir(), "backup")
+
+			res := e.fix(vol, "--yes", "--strategy", tc.strategy, "--backup-dir", dir, "--timeout", "60s")
+			if res.Code != fix.ExitOK {
+				t.Fatalf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout,
+				`engine.longhorn.io "`+old+`" `+tc.verb+"\n",
+				`volume.longhorn.io "vol-bug" repaired: verified: 1 engine(s): `+mig)
+			contains(t, "stderr", res.Stderr, `waiting for volume "vol-bug"`, "Summary: 1 volume(s): 1 repaired")
+			if strings.Contains(res.Stdout, `"`+mig+`" `+tc.verb) {
+				t.Errorf("the survivor %s was written", mig)
+			}
+
+			e.waitFor("settled on node-b", vol, settled(nodeB))
+			e.waitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				return len(es) == 1 && es[0].Name == mig && len(rs) == 2
+			})
+			if w := e.s.WipedDirs(vol); len(w) > 0 {
+				t.Errorf("data directories wiped: %v", w)
+			}
+			if lost, err := e.s.DataLost(e.ctx, vol); err != nil || lost {
+				t.Errorf("data lost: %t %v", lost, err)
+			}
+			e.await("sync errors stop", func() bool { return e.s.LastSyncError(vol) == "" })
+
+			// Idempotent: a second run finds nothing to do and writes nothing.
+			dir2 := filepath.Join(t.TempDir(), "again")
+			_, es0, _ := e.state(vol)
+			again := e.fix(vol, "--yes", "--backup-dir", dir2)
+			if again.Code != fix.ExitOK || !strings.Contains(again.Stdout, `volume.longhorn.io "vol-bug" healthy: nothing to do`) {
+				t.Errorf("second run: %s", again)
+			}
+			noFile(t, dir2)
+			all := e.fix("--all", "--yes", "--backup-dir", dir2)
+			if all.Code != fix.ExitOK || strings.Contains(all.Stdout, "deactivated") || strings.Contains(all.Stdout, "deleted") {
+				t.Errorf("--all after the repair: %s", all)
+			}
+			_, es1, _ := e.state(vol)
+			if len(es1) != 1 || es1[0].UID != es0[0].UID || es1[0].Spec.Active != true {
+				t.Errorf("survivor changed by the re-runs: %+v", es1)
+			}
+		})
+	}
+}
+
+// When Longhorn itself moves the volume between the plan and the act, fix
+// skips it and writes nothing.
+func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
+	for _, version := range []string{"v1.4.3", "v1.5.1"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, version)
+			vol := "vol-moving"
+			old, _ := e.produceBug(vol)
+			v0, _, _ := e.state(vol)
+			// Unstick Longhorn behind fix's back: someone deactivated the old
+			// engine already, and Longhorn finishes the confirm.
+			hook := func() {
+				_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.ns).Patch(e.ctx, old, "application/json-patch+json",
+					[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
+				if err != nil {
+					t.Error(err)
+				}
+				e.waitFor("Longhorn moved on", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+					return v.ResourceVersion != v0.ResourceVersion || len(es) == 1
+				})
+			}
+			res := e.fixWithHook(hook, vol, "--yes", "--backup-dir", t.TempDir())
+			if res.Code != fix.ExitNotDone {
+				t.Errorf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-moving" skipped: skipped, nothing written: `)
+			if strings.Contains(res.Stdout, "deactivated\n") || strings.Contains(res.Stdout, "deleted\n") {
+				t.Error("fix wrote after the volume moved")
+			}
+			e.waitFor("Longhorn finished on its own", vol, settled(nodeB))
+		})
+	}
+}
+
+// fixWithHook runs fix with an AfterPlan hook. Hooks are process-wide, so
+// tests using them hold hookMu.
+func (e *simEnv) fixWithHook(hook func(), args ...string) clitest.Result {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	fix.TestHooks.AfterPlan = hook
+	defer func() { fix.TestHooks.AfterPlan = nil }()
+	return e.fix(args...)
+}
+
+// A verification that cannot finish (the old engine's finalizer never goes)
+// times out with the last state and exit 1; the change is recorded.
+func TestFixTimesOutWhenLonghornCannotFinish(t *testing.T) {
+	t.Parallel()
+	e := newSim(t, "v1.5.1")
+	vol := "vol-stuck"
+	old, _ := e.produceBug(vol)
+	e.s.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
+	dir := filepath.Join(t.TempDir(), "backup")
+	res := e.fix(vol, "--yes", "--backup-dir", dir, "--timeout", "2s")
+	if res.Code != fix.ExitNotDone {
+		t.Errorf("exit %d", res.Code)
+	}
+	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" deleted`, `volume.longhorn.io "vol-stuck" timed-out: not verified within 2s`)
+	contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "delete engine="+old+" ok", "verify volume=vol-stuck timeout")
+}
+
+// --all with --parallel repairs every affected volume at once and leaves
+// healthy ones alone.
+func TestFixAllInParallel(t *testing.T) {
+	t.Parallel()
+	e := newSim(t, "v1.4.3")
+	_, mig1 := e.produceBug("vol-1")
+	_, mig2 := e.produceBug("vol-2")
+	if err := e.s.CreateVolume(e.ctx, "vol-3", lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("vol-3 created", "vol-3", func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1
+	})
+	if err := e.s.Attach(e.ctx, "vol-3", nodeA); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("vol-3 attached", "vol-3", settled(nodeA))
+
+	res := e.fix("--all", "--yes", "--parallel", "2", "--backup-dir", t.TempDir(), "--timeout", "60s")
+	if res.Code != fix.ExitOK {
+		t.Fatalf("exit %d", res.Code)
+	}
+	contains(t, "stdout", res.Stdout,
+		`volume.longhorn.io "vol-1" repaired: verified: 1 engine(s): `+mig1,
+		`volume.longhorn.io "vol-2" repaired: verified: 1 engine(s): `+mig2,
+		`volume.longhorn.io "vol-3" healthy: nothing to do`)
+	contains(t, "stderr", res.Stderr, "Summary: 3 volume(s): 1 healthy, 2 repaired")
+	e.waitFor("vol-1 settled", "vol-1", settled(nodeB))
+	e.waitFor("vol-2 settled", "vol-2", settled(nodeB))
+	e.waitFor("vol-3 untouched", "vol-3", settled(nodeA))
+}

@@ -1,0 +1,201 @@
+package fix
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// verdict is one look at a repaired volume.
+type verdict struct {
+	// Done: every check of the domain reference §8.5 holds.
+	Done bool
+	// Inverted: the replica flags are inverted with no engine left that
+	// Longhorn would flip them for; everything must stop.
+	Inverted bool
+	// Status says where the volume stands, for progress lines.
+	Status string
+	// Recovery lists manual steps when Inverted.
+	Recovery []string
+}
+
+// verify judges a fresh read of the volume against §8.5: exactly one engine
+// CR, the planned survivor, active, on status.currentNodeID and running; no
+// migration; every replica on the survivor and active; on 1.5+ a satisfied
+// ticket on the current node; and detect finds nothing left to report.
+func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
+	var v *longhorn.Volume
+	for i := range st.Volumes {
+		if st.Volumes[i].Name == p.Volume {
+			v = &st.Volumes[i]
+		}
+	}
+	if v == nil {
+		return verdict{Status: "the volume is gone"}
+	}
+	var engines []*longhorn.Engine
+	for i := range st.Engines {
+		if ownerVolume(st.Engines[i].Spec.VolumeName, st.Engines[i].Labels) == p.Volume {
+			engines = append(engines, &st.Engines[i])
+		}
+	}
+	var replicas []*longhorn.Replica
+	for i := range st.Replicas {
+		if ownerVolume(st.Replicas[i].Spec.VolumeName, st.Replicas[i].Labels) == p.Volume {
+			replicas = append(replicas, &st.Replicas[i])
+		}
+	}
+	status := describe(v, engines, replicas, p.Keep.Name)
+
+	f, found := detect.ClassifyVolume(st, p.Volume, detect.Options{PendingThreshold: threshold, SkipOrphans: true})
+	if found && invertedFinding(f, st.Version) {
+		return verdict{Inverted: true, Status: status + "; " + f.Reason, Recovery: recovery(st.Namespace, p, replicas)}
+	}
+
+	var problems []string
+	if found {
+		problems = append(problems, fmt.Sprintf("%s: %s", f.Type, f.Reason))
+	}
+	if len(engines) != 1 {
+		problems = append(problems, fmt.Sprintf("%d engines", len(engines)))
+	} else {
+		e := engines[0]
+		switch {
+		case e.Name != p.Keep.Name:
+			problems = append(problems, fmt.Sprintf("the remaining engine is %s, not %s", e.Name, p.Keep.Name))
+		case !e.IsActive():
+			problems = append(problems, fmt.Sprintf("%s is not active", e.Name))
+		case e.Spec.NodeID != v.Status.CurrentNodeID || v.Spec.NodeID != v.Status.CurrentNodeID:
+			problems = append(problems, fmt.Sprintf("%s is on %q, volume spec.nodeID %q, currentNodeID %q", e.Name, e.Spec.NodeID, v.Spec.NodeID, v.Status.CurrentNodeID))
+		case e.Status.CurrentState != longhorn.StateRunning:
+			problems = append(problems, fmt.Sprintf("%s is %s", e.Name, orDash(e.Status.CurrentState)))
+		}
+	}
+	if len(replicas) == 0 {
+		problems = append(problems, "no replica")
+	}
+	for _, r := range replicas {
+		if r.Spec.EngineName != p.Keep.Name || !r.Spec.Active {
+			problems = append(problems, "replicas not all active on "+p.Keep.Name)
+			break
+		}
+	}
+	if v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID != "" {
+		problems = append(problems, fmt.Sprintf("migration fields set (spec.migrationNodeID=%q status.currentMigrationNodeID=%q)", v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID))
+	}
+	if msg := ticketProblem(st, v); msg != "" {
+		problems = append(problems, msg)
+	}
+	if len(problems) > 0 {
+		return verdict{Status: status + " (" + problems[0] + ")"}
+	}
+	return verdict{Done: true, Status: status}
+}
+
+// invertedFinding: detect's inverted-flags finding, or, on 1.3/1.4, an
+// active engine being deleted while the flags are inverted (the data-loss
+// path of §8.2 in progress). On 1.5.0/1.5.1 the latter is the expected
+// moment right after deleting the stale engine: status.currentMigrationNodeID
+// makes Longhorn flip the replicas once the engine is gone.
+func invertedFinding(f detect.Finding, v longhorn.Version) bool {
+	switch f.Type {
+	case detect.TypeInvertedReplicaFlags:
+		return true
+	case detect.TypePendingCleanup:
+		c := v.Class()
+		return f.Severity == detect.SeverityCritical && (c == longhorn.ClassL13 || c == longhorn.ClassL14a)
+	}
+	return false
+}
+
+// ticketProblem: on 1.5+, when the volume has attachment tickets for its
+// current node, one of them must be satisfied.
+func ticketProblem(st *longhorn.State, v *longhorn.Volume) string {
+	if !st.Version.HasVolumeAttachments() {
+		return ""
+	}
+	for i := range st.VolumeAttachments {
+		va := &st.VolumeAttachments[i]
+		if va.Name != v.Name && va.Spec.Volume != v.Name {
+			continue
+		}
+		onNode, satisfied := 0, false
+		for id, t := range va.Spec.AttachmentTickets {
+			if t.NodeID == v.Status.CurrentNodeID {
+				onNode++
+				satisfied = satisfied || va.Satisfied(id)
+			}
+		}
+		if onNode > 0 && !satisfied {
+			return fmt.Sprintf("no satisfied attachment ticket on %s yet", v.Status.CurrentNodeID)
+		}
+	}
+	return ""
+}
+
+// describe summarises the volume in one line for progress output.
+func describe(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, keep string) string {
+	es := make([]string, 0, len(engines))
+	sort.Slice(engines, func(i, j int) bool { return engines[i].Name < engines[j].Name })
+	for _, e := range engines {
+		flags := "inactive"
+		if e.Spec.Active {
+			flags = "active"
+		}
+		if e.Deleting() {
+			flags += ", deleting"
+		}
+		es = append(es, fmt.Sprintf("%s (%s, %s, %s)", e.Name, flags, orDash(e.Spec.NodeID), orDash(e.Status.CurrentState)))
+	}
+	onKeep, active := 0, 0
+	for _, r := range replicas {
+		if r.Spec.EngineName == keep && r.Spec.Active {
+			onKeep++
+		}
+		if r.Spec.Active {
+			active++
+		}
+	}
+	return fmt.Sprintf("%d engine(s): %s; replicas: %d, %d active, %d active on %s",
+		len(engines), strings.Join(es, ", "), len(replicas), active, onKeep, keep)
+}
+
+// recovery lists the manual steps after inverted flags (domain reference
+// §8.5 and §8.6; longhorn#1988): never delete a replica, point the replicas
+// back at the survivor.
+func recovery(ns string, p Planned, replicas []*longhorn.Replica) []string {
+	var inactive, others []string
+	for _, r := range replicas {
+		switch {
+		case r.Spec.EngineName == p.Keep.Name && !r.Spec.Active:
+			inactive = append(inactive, r.Name)
+		case r.Spec.EngineName != p.Keep.Name && r.Spec.Active:
+			others = append(others, r.Name)
+		}
+	}
+	steps := []string{
+		"do not delete any replica of volume " + p.Volume + ": clones share data directories with the originals, and deleting an active replica wipes its directory",
+		fmt.Sprintf("keep the current state for support: kubectl -n %s get volumes.longhorn.io,engines.longhorn.io,replicas.longhorn.io -l longhornvolume=%s -o yaml > %s-now.yaml (the volume itself has no such label; add kubectl -n %s get volumes.longhorn.io %s -o yaml)",
+			ns, p.Volume, p.Volume, ns, p.Volume),
+	}
+	if len(inactive) > 0 {
+		steps = append(steps, fmt.Sprintf("the replicas of the engine that serves I/O (%s) are inactive: %s; set spec.active=true on them and make sure spec.engineName is %s (longhorn#1988)",
+			p.Keep.Name, strings.Join(inactive, ", "), p.Keep.Name))
+	}
+	if len(others) > 0 {
+		steps = append(steps, fmt.Sprintf("replicas still active for another engine: %s; point spec.engineName at %s or ask Longhorn support before changing them", strings.Join(others, ", "), p.Keep.Name))
+	}
+	steps = append(steps, "then run 'kubectl longhorn-engines scan "+p.Volume+"' until it reports the volume healthy")
+	return steps
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,95 @@
+package fix
+
+import (
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+func TestVerifyStages(t *testing.T) {
+	for _, version := range []string{vL13, vL14a, vL15a} {
+		t.Run(version, func(t *testing.T) {
+			stale := fixture.EngineName(version, "vol", 0)
+			st := stateOf(fixture.TwoActiveEngines(version, "vol"))
+			p := planOne(t, st, "vol", StrategyAuto)
+			if !p.Acts() {
+				t.Fatalf("no action: %s", p.Why)
+			}
+			check := func(stage string, wantDone, wantInverted bool) {
+				t.Helper()
+				v := verify(st, p, detect.DefaultPendingThreshold)
+				if v.Done != wantDone || v.Inverted != wantInverted {
+					t.Errorf("%s: done=%t inverted=%t (%s), want done=%t inverted=%t", stage, v.Done, v.Inverted, v.Status, wantDone, wantInverted)
+				}
+			}
+			check("stuck", false, false)
+			switch p.Action {
+			case detect.ActionDeactivate:
+				engineOf(st, stale).Spec.Active = false
+				check("deactivated, Longhorn not done", false, false)
+			case detect.ActionDelete:
+				e := engineOf(st, stale)
+				now := e.CreationTimestamp
+				e.DeletionTimestamp = &now
+				check("deleted, waiting for the finalizer (flags still inverted)", false, false)
+				removeEngine(st, stale)
+				check("engine gone, confirm still to re-run", false, false)
+			}
+			finishConfirm(st, p.Keep.Name)
+			check("finished", true, false)
+		})
+	}
+}
+
+// The data-loss path: on 1.4 the stale engine was deleted, Longhorn never
+// flips the replicas. verify must stop and give recovery steps.
+func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
+	st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	p := planOne(t, st, "vol", StrategyAuto)
+	removeEngine(st, p.Stale[0].Name)
+	v := verify(st, p, detect.DefaultPendingThreshold)
+	if !v.Inverted || v.Done || len(v.Recovery) == 0 {
+		t.Fatalf("verdict %+v, want inverted with recovery steps", v)
+	}
+	// While the deleted engine still waits for its finalizer, same verdict.
+	st = stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	e := engineOf(st, p.Stale[0].Name)
+	ts := e.CreationTimestamp
+	e.DeletionTimestamp = &ts
+	if v := verify(st, p, detect.DefaultPendingThreshold); !v.Inverted {
+		t.Errorf("1.4 stale engine deleting with inverted flags: %+v, want inverted", v)
+	}
+}
+
+// Verification needs the planned survivor: a healthy volume served by the
+// other engine is not a success.
+func TestVerifyWrongSurvivor(t *testing.T) {
+	st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	p := planOne(t, st, "vol", StrategyAuto)
+	finishConfirm(st, p.Stale[0].Name)
+	v := volumeOf(st, "vol")
+	v.Spec.NodeID, v.Status.CurrentNodeID = fixture.NodeA, fixture.NodeA
+	if got := verify(st, p, detect.DefaultPendingThreshold); got.Done {
+		t.Fatalf("verified with the wrong engine left: %s", got.Status)
+	}
+}
+
+func TestVerifyTicketOn15(t *testing.T) {
+	st := stateOf(fixture.TwoActiveEngines(vL15a, "vol"))
+	p := planOne(t, st, "vol", StrategyAuto)
+	finishConfirm(st, p.Keep.Name)
+	id := longhorn.CSITicketID("vol", fixture.NodeB)
+	s := st.VolumeAttachments[0].Status.AttachmentTicketStatuses[id]
+	s.Satisfied = false
+	st.VolumeAttachments[0].Status.AttachmentTicketStatuses[id] = s
+	if got := verify(st, p, detect.DefaultPendingThreshold); got.Done {
+		t.Fatalf("verified with an unsatisfied ticket on the current node: %s", got.Status)
+	}
+	s.Satisfied = true
+	st.VolumeAttachments[0].Status.AttachmentTicketStatuses[id] = s
+	if got := verify(st, p, detect.DefaultPendingThreshold); !got.Done {
+		t.Fatalf("not verified: %s", got.Status)
+	}
+}
