@@ -36,5 +36,13 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# Bounded fuzzing of the bundle, file and log parsers (CI runs this).
+# -fuzzminimizetime keeps a crash's minimisation from eating the budget.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzFilesParse  -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
+	$(GO) test -run='^$$' -fuzz=FuzzBundleParse -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
+	$(GO) test -run='^$$' -fuzz=FuzzLogLine     -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
+
 clean:
 	rm -rf bin dist
