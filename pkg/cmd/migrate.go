@@ -1,20 +1,240 @@
 package cmd
 
 import (
-	"errors"
+	"context"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
 
-// newMigrateCommand is a placeholder until the migrate command lands.
+const migrateExitCodes = `Exit status:
+  0  done: the volume is verified where it was asked to be (for status and
+     --dry-run: the answer was printed)
+  1  stopped, the volume is safe where it started: a pre-check refused, the
+     prompt was declined, or the migration failed or was interrupted before the
+     confirm and was rolled back and verified
+  2  the cluster could not be read (unreachable, forbidden, Longhorn missing,
+     unknown volume); nothing was written
+  3  needs a person: the confirm left two active engines (longhorn#6642) or
+     could not be verified, or a rollback could not be verified`
+
 func newMigrateCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "migrate",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("migrate is not implemented yet")
+	o := migrate.NewOptions(cf, streams, migrate.ModeMigrate)
+	c := &cobra.Command{
+		Use:   "migrate VOLUME --to NODE",
+		Short: "Drive a live migration safely: start, wait, confirm or roll back, verify",
+		Long: `Live-migrate a migratable RWX Longhorn volume to another node, one checked step at
+a time, the way Longhorn's own attachers do:
+
+  Longhorn 1.3/1.4  start: volume spec.migrationNodeID=NODE; confirm: spec.nodeID=NODE
+                    with migrationNodeID cleared; rollback: migrationNodeID cleared
+  Longhorn 1.5+     start: a csi-attacher ticket for NODE in the volume's
+                    volumeattachments.longhorn.io; confirm: remove the old node's
+                    ticket; rollback: remove NODE's ticket
+
+Every write is a merge patch pinned to the resourceVersion it was decided on.
+
+Before starting it refuses, and writes nothing, unless: the volume exists, is
+migratable and rwx, attached, healthy or degraded, not migrating, has one running
+engine and no rebuilding replica, no engine upgrade, restore or expansion pending;
+NODE exists in Longhorn, is Ready and schedulable and is not the current node; on
+1.5+ the only csi-attacher ticket is the current node's; and no workload uses the
+volume. In use means a storage.k8s.io VolumeAttachment of driver.longhorn.io for
+its PV, or pods in Longhorn's kubernetesStatus: Kubernetes' attacher owns those
+attachments (on 1.5+ the csi-attacher tickets are its VolumeAttachments), so such
+volumes should move through Kubernetes (e.g. a VM live migration). If the
+storage.k8s.io VolumeAttachments cannot be listed, use is undetermined and the
+answer is the same refusal; if that API is not served at all, no Kubernetes
+attacher can exist and Longhorn's kubernetesStatus decides. --force accepts the
+risk. On 1.5+ Longhorn migrates only volumes with a csi-attacher ticket, which on a
+real cluster Kubernetes put there: such a volume is refused unless its Kubernetes
+VolumeAttachment is gone or --force is given. Prefer moving volumes in use through
+Kubernetes, and use 'migrate status', 'confirm' and 'rollback' to finish or undo
+migrations that got stuck.
+
+It then waits, with progress on stderr, until the migration engine on NODE runs
+with an endpoint, as many RW replicas as the old engine, all its replicas running,
+the same snapshots, and (1.5+) NODE's ticket satisfied. Without --confirm it stops
+there and prints how to confirm or roll back; the volume keeps serving I/O from the
+old node. With --confirm it checks readiness again on a fresh read, confirms, and
+verifies exactly one engine left, active and running on NODE, every replica
+flipped to it, no migration left. Two active engines after the confirm (the
+longhorn#6642 state) are reported with the exact 'fix' command; with --fix they
+are repaired as 'fix VOLUME' would (objects backed up first) and verified again.
+
+A timeout, a failed step or Ctrl-C/SIGTERM before the confirm rolls the migration
+back and verifies the rollback (with a budget of --timeout, at least 2m, of its
+own). After the confirm nothing is rolled back: it cannot be undone.
+
+` + migrateExitCodes,
+		Example: `  # Start a migration and stop once the migration engine on node-b is ready
+  kubectl longhorn-engines migrate pvc-1234 --to node-b
+
+  # The whole sequence, without prompting
+  kubectl longhorn-engines migrate pvc-1234 --to node-b --confirm --yes
+
+  # Show the write the start would make, checked by the API server
+  kubectl longhorn-engines migrate pvc-1234 --to node-b --dry-run=server
+
+  # Finish or abandon a migration in flight (started here or by Longhorn's attachers)
+  kubectl longhorn-engines migrate confirm pvc-1234
+  kubectl longhorn-engines migrate rollback pvc-1234
+  kubectl longhorn-engines migrate status pvc-1234`,
+		ValidArgsFunction: completeVolumes(cf),
+		Args:              cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMigrateOptions(cmd.Context(), o, args)
 		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.To, "to", "", "The Longhorn node to migrate the volume to (required)")
+	f.BoolVar(&o.Confirm, "confirm", false, "Confirm once the migration engine is ready, then verify (default: stop there)")
+	addFixFlags(c, o)
+	addStepFlags(c, o)
+	_ = c.RegisterFlagCompletionFunc("to", completeMigrationTargets(cf))
+
+	c.AddCommand(
+		newMigrateStepCommand(cf, streams, migrate.ModeConfirm),
+		newMigrateStepCommand(cf, streams, migrate.ModeRollback),
+		newMigrateStatusCommand(cf, streams),
+	)
+	return c
+}
+
+// addFixFlags: --fix repairs a #6642 state left by the confirm the way
+// 'fix VOLUME' would.
+func addFixFlags(c *cobra.Command, o *migrate.Options) {
+	f := c.Flags()
+	f.BoolVar(&o.Fix, "fix", false, "If the confirm leaves two active engines (longhorn#6642), repair them as 'fix VOLUME' would, then verify")
+	f.StringVar(&o.BackupDir, "backup-dir", "", "With --fix: where the objects are saved before the repair changes them (default: a new longhorn-engines-fix-<time> folder in the working directory)")
+}
+
+// addStepFlags are the flags of every writing subcommand.
+func addStepFlags(c *cobra.Command, o *migrate.Options) {
+	f := c.Flags()
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the migration engine to be ready (and, after a confirm, for the verification)")
+	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not prompt for confirmation")
+	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none", "server", or "client". client: print the write without sending it; server: send it with dryRun=All so the API server and admission check it, nothing persisted. Nothing is waited for.`)
+	f.Lookup("dry-run").NoOptDefVal = migrate.DryRunNoOptValue
+	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment")
+	f.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often to re-read the volume while waiting")
+	_ = f.MarkHidden("poll-interval")
+	registerEnumCompletion(c, "dry-run", []string{"none", "client", "server"})
+}
+
+func newMigrateStepCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode migrate.Mode) *cobra.Command {
+	o := migrate.NewOptions(cf, streams, mode)
+	c := &cobra.Command{
+		Use:               string(mode) + " VOLUME",
+		ValidArgsFunction: completeVolumes(cf),
+		Args:              cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMigrateOptions(cmd.Context(), o, args)
+		},
+	}
+	switch mode {
+	case migrate.ModeConfirm:
+		c.Short = "Finish a live migration in flight on its target node, then verify"
+		c.Long = `Confirm a live migration in flight, started by 'migrate' or by Longhorn's own
+attachers: wait (up to --timeout) until the migration engine on the target node is
+ready (see 'migrate --help'), check again on a fresh read, then confirm and verify
+exactly one active engine on the target node with every replica flipped to it.
+
+Refuses unless a migration is in flight, the target node is Ready, and no workload
+uses the volume (--force accepts that risk). If readiness does not come, nothing is
+changed: this command did not start the migration, so it does not roll it back.
+
+` + migrateExitCodes
+		c.Example = `  kubectl longhorn-engines migrate confirm pvc-1234
+  kubectl longhorn-engines migrate confirm pvc-1234 --yes --timeout 30m`
+		addFixFlags(c, o)
+	case migrate.ModeRollback:
+		c.Short = "Abandon a live migration in flight and verify the volume on its node"
+		c.Long = `Roll back a live migration in flight, started by 'migrate' or by Longhorn's own
+attachers, and verify the volume back on the node it is attached to: one active
+engine there, the migration engine and its replicas gone, no migration left.
+
+Refuses unless a migration is in flight and no workload uses the volume (--force
+accepts that risk). The rollback is written without waiting for readiness.
+
+` + migrateExitCodes
+		c.Example = `  kubectl longhorn-engines migrate rollback pvc-1234
+  kubectl longhorn-engines migrate rollback pvc-1234 --dry-run=server`
+	}
+	addStepFlags(c, o)
+	return c
+}
+
+func newMigrateStatusCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := migrate.NewOptions(cf, streams, migrate.ModeStatus)
+	c := &cobra.Command{
+		Use:   "status VOLUME",
+		Short: "Show where a volume's live migration stands (read-only)",
+		Long: `Show where a volume's live migration stands: None, Requested (Longhorn has not
+started it), Preparing (with what the migration engine still lacks), Ready (safe to
+confirm), Failing (Longhorn will revert it), Finishing (a confirm or rollback
+Longhorn is completing) or NeedsAttention (e.g. two active engines); with the
+engines, replicas and (1.5+) attachment tickets, and the commands that come next.
+
+Exit status: 0 when the status was printed; 2 when the cluster could not be read.`,
+		Example: `  kubectl longhorn-engines migrate status pvc-1234
+  kubectl longhorn-engines migrate status pvc-1234 -o json | jq -r .phase`,
+		ValidArgsFunction: completeVolumes(cf),
+		Args:              cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMigrateOptions(cmd.Context(), o, args)
+		},
+	}
+	c.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text, json or yaml")
+	registerEnumCompletion(c, "output", migrate.StatusOutputs)
+	return c
+}
+
+func runMigrateOptions(ctx context.Context, o *migrate.Options, args []string) error {
+	if err := o.Validate(); err != nil {
+		return cmdutil.WithCode(migrate.ExitNoCheck, err)
+	}
+	if err := o.Complete(args); err != nil {
+		return cmdutil.WithCode(migrate.ExitNoCheck, err)
+	}
+	return o.Run(ctx)
+}
+
+// completeMigrationTargets offers Longhorn node names for --to, leaving out
+// the node the volume (when already given) is attached to.
+func completeMigrationTargets(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		c, err := inventory.FromFlags(cf)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ns := cmdutil.Namespace(cf)
+		nodes, err := inventory.ListAll[longhorn.Node](ctx, c, longhorn.Nodes, ns, "", 0)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		current := ""
+		if len(args) == 1 {
+			if v, err := inventory.Get[longhorn.Volume](ctx, c, longhorn.Volumes, ns, args[0]); err == nil {
+				current = v.Status.CurrentNodeID
+			}
+		}
+		var out []cobra.Completion
+		for _, n := range nodes {
+			if n.Name != current && strings.HasPrefix(n.Name, toComplete) {
+				out = append(out, n.Name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }

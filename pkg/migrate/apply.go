@@ -1,0 +1,79 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+)
+
+// fieldManager names this tool in managedFields, as fix does.
+const fieldManager = "kubectl-longhorn-engines"
+
+// maxConflicts bounds how often a step is decided again after a 409: Longhorn
+// writes volumes and attachments often, so one conflict is ordinary.
+const maxConflicts = 8
+
+// errNothingToRollBack: the migration is no longer in place (Longhorn or
+// someone else withdrew it), so there is no write to make.
+var errNothingToRollBack = errors.New("nothing to roll back")
+
+// send makes one step's write: read fresh, let build decide (and re-check
+// whatever the step depends on), send the patch pinned to the resourceVersion
+// it was decided on; on 409 Conflict, start over from a fresh read. With
+// --dry-run=client nothing is sent; with server the API server checks it
+// and persists nothing. The change line goes to stdout, as kubectl prints it.
+func (s *session) send(ctx context.Context, build func(*snapshot) (write, error)) (*snapshot, error) {
+	for attempt := 1; ; attempt++ {
+		snap, err := s.read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w, err := build(snap)
+		if err != nil {
+			return snap, err
+		}
+		err = s.apply(ctx, w)
+		if err == nil {
+			return snap, nil
+		}
+		if !apierrors.IsConflict(err) || attempt == maxConflicts {
+			return snap, err
+		}
+		s.infof("  %s %q changed since it was read (conflict); deciding again from a fresh read", w.res.Qualified(), w.name)
+	}
+}
+
+// apply sends one write (or, with --dry-run=client, only prints it).
+func (s *session) apply(ctx context.Context, w write) error {
+	body, err := w.patch()
+	if err != nil {
+		return err
+	}
+	s.infof("  %s (resourceVersion %s)", w.what, w.resourceVersion)
+	if s.o.dryRun != DryRunClient {
+		opts := metav1.PatchOptions{FieldManager: fieldManager}
+		if s.o.dryRun == DryRunServer {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		_, err = s.c.Dynamic.Resource(w.res.GVR()).Namespace(s.ns).Patch(ctx, w.name, types.MergePatchType, body, opts)
+		if err != nil {
+			if apierrors.IsConflict(err) {
+				return err
+			}
+			return cmdutil.Explain(err, "patch", w.res.GroupResource(), s.ns)
+		}
+	}
+	s.outf("%s %q patched%s", w.res.Qualified(), w.name, s.o.dryRun.Suffix())
+	return nil
+}
+
+// describeErr keeps the API's sentence but says which step it stopped.
+func describeErr(step string, err error) error {
+	return fmt.Errorf("%s: %w", step, err)
+}

@@ -1,0 +1,110 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+)
+
+// runMigrate is `migrate VOLUME --to NODE`: pre-check, start, wait until the
+// migration engine is ready, then (with --confirm) confirm and verify. Any
+// failure or interrupt before the confirm rolls back and verifies the
+// rollback.
+func (s *session) runMigrate(ctx context.Context) error {
+	to := s.o.To
+	snap, err := s.read(ctx)
+	if err != nil {
+		return noCheck(err)
+	}
+	node, err := s.readNode(ctx, to)
+	if err != nil {
+		return noCheck(err)
+	}
+	cs := startChecks(snap, node, to)
+	cs = append(cs, s.workloadCheck(ctx, snap))
+	if len(cs.failed()) > 0 {
+		return s.refuse(fmt.Sprintf("migrate volume %s to %s", s.vol, to), cs)
+	}
+	from := snap.volume.Spec.NodeID
+	s.infof("Pre-checks passed (%d): volume %s is attached to %s, Longhorn %s; the migration goes through %s.",
+		len(cs), s.vol, from, s.ver, s.drv.mechanism())
+
+	if s.o.dryRun != DryRunNone {
+		w, err := s.drv.start(snap, to)
+		if err != nil {
+			return cmdutil.WithCode(ExitStopped, err)
+		}
+		s.infof("Start:")
+		if err := s.apply(ctx, w); err != nil {
+			return cmdutil.WithCode(ExitStopped, describeErr("start (dry run)", err))
+		}
+		s.infof("Then: wait up to %s for the migration engine on %s, roll back if it is not ready%s.",
+			s.o.Timeout, to, map[bool]string{true: ", confirm and verify", false: ""}[s.o.Confirm])
+		return nil
+	}
+	q := fmt.Sprintf("Migrate volume %s from %s to %s? It keeps serving I/O from %s until the migration is confirmed.", s.vol, from, to, from)
+	if s.o.Confirm {
+		q = fmt.Sprintf("Migrate volume %s from %s to %s and confirm once the migration engine is ready?", s.vol, from, to)
+	}
+	if !s.prompt(q) {
+		return aborted()
+	}
+
+	s.infof("Starting the migration of %s to %s:", s.vol, to)
+	_, err = s.send(ctx, func(sn *snapshot) (write, error) {
+		if failed := append(startChecks(sn, node, to), s.workloadCheck(ctx, sn)).failed(); len(failed) > 0 {
+			return write{}, &refusal{what: "start the migration (state changed since the pre-checks)", failed: failed}
+		}
+		return s.drv.start(sn, to)
+	})
+	if err != nil {
+		return s.startFailed(ctx, from, to, err)
+	}
+	s.step("Started: migration of %s from %s to %s requested through %s.", s.vol, from, to, s.drv.mechanism())
+
+	if _, err := s.waitReady(ctx, to); err != nil {
+		if errors.Is(err, errConfirmedElsewhere) {
+			s.step("Confirmed outside this command while waiting for readiness.")
+			return s.verifyConfirm(ctx, to)
+		}
+		return s.rollBack(ctx, from, to, err)
+	}
+	s.step("Ready: the migration engine on %s is running with all replicas and snapshots in sync.", to)
+	if !s.o.Confirm {
+		s.outf("volume.longhorn.io %q ready to migrate to %s", s.vol, to)
+		s.infof("The volume still serves I/O from %s. Next:\n  confirm:   %s\n  roll back: %s",
+			from, s.commandLine("migrate", "confirm", s.vol), s.commandLine("migrate", "rollback", s.vol))
+		return nil
+	}
+	return s.confirmAndVerify(ctx, from, to, true)
+}
+
+// workloadCheck is the "not in use by a workload" pre-check; --force turns
+// a failure into a warning.
+func (s *session) workloadCheck(ctx context.Context, snap *snapshot) check {
+	c := workloadUse(ctx, s.c.Dynamic, snap).check()
+	if !c.OK && s.o.Force {
+		if !s.forceWarned {
+			s.infof("warning: --force: %s", c.Detail)
+			s.forceWarned = true
+		}
+		c.OK = true
+		c.Detail = "--force: " + c.Detail
+	}
+	return c
+}
+
+// startFailed handles a start write that did not go through. Usually nothing
+// changed; if the response was lost but the write landed, roll it back.
+func (s *session) startFailed(ctx context.Context, from, to string, cause error) error {
+	if errors.Is(cause, errInterrupted) || ctx.Err() != nil {
+		cause = errInterrupted
+	}
+	snap, err := s.read(context.WithoutCancel(ctx))
+	if err == nil && s.drv.pending(snap, to) {
+		return s.rollBack(ctx, from, to, describeErr("start", cause))
+	}
+	return cmdutil.WithCode(ExitStopped, fmt.Errorf("start failed, nothing was changed: %w", cause))
+}

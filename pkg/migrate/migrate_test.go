@@ -1,0 +1,191 @@
+package migrate_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
+)
+
+// The releases every flow runs on: both 1.4 driver classes (affected and
+// fixed) and both 1.5+ ones.
+var versions = []string{"v1.4.3", "v1.4.4", "v1.5.1", "v1.6.0"}
+
+// changeLine is the kubectl-style line of the write that starts, confirms or
+// rolls back on this release.
+func changeLine(version, vol string) string {
+	if longhorn.MustParseVersion(version).HasVolumeAttachments() {
+		return fmt.Sprintf("volumeattachment.longhorn.io %q patched", vol)
+	}
+	return fmt.Sprintf("volume.longhorn.io %q patched", vol)
+}
+
+// TestMigrateHappyPath is the seed's sequence through the command: start
+// on node-b, wait until available there, confirm, and verify one active
+// engine on node-b with every replica flipped.
+func TestMigrateHappyPath(t *testing.T) {
+	t.Parallel()
+	// 1.7.0 adds the reworked confirm (it waits for the migration engine).
+	for _, version := range append(versions, "v1.7.0") {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			vol := "vol-happy"
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+
+			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			expectCode(t, res, 0)
+			expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol))
+			expectContains(t, "stderr", res.Stderr, "Pre-checks passed", "Started:", "Ready:", "Confirmed:", "Verified:")
+			expectNotContains(t, "stderr", res.Stderr, "Rolling back")
+			e.expectSettled(vol, nodeB)
+			if longhorn.MustParseVersion(version).HasVolumeAttachments() {
+				va := e.va(vol)
+				ts := va.CSITickets()
+				if len(ts) != 1 || ts[0].NodeID != nodeB || ts[0].ID != longhorn.CSITicketID(vol, nodeB) || !va.Satisfied(ts[0].ID) {
+					t.Errorf("csi tickets after the confirm: %+v, want node-b's only, satisfied", ts)
+				}
+			}
+		})
+	}
+}
+
+// TestConfirmAndRollbackAsSeparateCommands: `migrate` stops once ready,
+// status says so, then `migrate confirm` or `migrate rollback` finishes it;
+// `migrate confirm` also finishes a migration Longhorn's own attacher
+// started.
+func TestConfirmAndRollbackAsSeparateCommands(t *testing.T) {
+	t.Parallel()
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, "vol-confirm", "vol-rollback", "vol-csi")
+
+			vol := "vol-confirm"
+			res := e.run("migrate", vol, "--to", nodeB, "--yes", poll)
+			expectCode(t, res, 0)
+			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q ready to migrate to node-b", vol))
+			expectContains(t, "stderr", res.Stderr, "longhorn-engines migrate confirm "+vol+" -n "+e.ns, "longhorn-engines migrate rollback "+vol+" -n "+e.ns)
+			v, es, _ := e.state(vol)
+			if v.Spec.NodeID != nodeA || len(es) != 2 {
+				t.Fatalf("after migrate without --confirm: nodeID %q, %d engines; want node-a and 2", v.Spec.NodeID, len(es))
+			}
+			st := e.run("migrate", "status", vol)
+			expectCode(t, st, 0)
+			expectContains(t, "status", st.Stdout, "Phase:      Ready")
+
+			res = e.run("migrate", "confirm", vol, "--yes", poll)
+			expectCode(t, res, 0)
+			expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol))
+			e.expectSettled(vol, nodeB)
+			st = e.run("migrate", "status", vol, "-o", "json")
+			expectCode(t, st, 0)
+			expectContains(t, "status", st.Stdout, `"phase": "None"`, `"kind": "MigrationStatus"`)
+
+			vol = "vol-rollback"
+			expectCode(t, e.run("migrate", vol, "--to", nodeB, "--yes", poll), 0)
+			res = e.run("migrate", "rollback", vol, "--yes", poll)
+			expectCode(t, res, 0)
+			expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
+			expectContains(t, "stderr", res.Stderr, "Rollback verified")
+			e.expectSettled(vol, nodeA)
+
+			// Started by Longhorn's own attacher (the CSI path), finished here.
+			vol = "vol-csi"
+			if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
+				t.Fatal(err)
+			}
+			res = e.run("migrate", "confirm", vol, "--yes", poll)
+			expectCode(t, res, 0)
+			e.expectSettled(vol, nodeB)
+
+			// Nothing in flight: both refuse and write nothing.
+			before := e.resourceVersions()
+			for _, sub := range []string{"confirm", "rollback"} {
+				res = e.run("migrate", sub, "vol-confirm", "--yes", poll)
+				expectCode(t, res, migrate.ExitStopped)
+				expectContains(t, "stderr", res.Stderr, "FAIL migration in progress")
+			}
+			assertUnchanged(t, before, e.resourceVersions())
+		})
+	}
+}
+
+// TestMigrationEngineNeverReady: the wait times out, the command rolls back
+// and verifies the rollback, and reports every step.
+func TestMigrationEngineNeverReady(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"v1.4.3", "v1.6.0"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			vol := "vol-never"
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+			fid := e.s.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+
+			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=15s", poll)
+			expectCode(t, res, migrate.ExitStopped)
+			expectContains(t, "stderr", res.Stderr, "timed out after 15s", "Rolled back:", "Rollback verified:", "Steps taken:")
+			expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
+			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
+			if e.s.FaultHits(fid) == 0 {
+				t.Error("the fault never fired: the test did not test a migration engine that never gets ready")
+			}
+			e.expectSettled(vol, nodeA)
+		})
+	}
+}
+
+// TestInterruptBeforeConfirm: Ctrl-C while waiting for readiness rolls back
+// with a context of its own and verifies.
+func TestInterruptBeforeConfirm(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"v1.4.3", "v1.6.0"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			vol := "vol-interrupt"
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+			e.s.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+
+			ctx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			resCh := make(chan clitest.Result, 1)
+			go func() {
+				resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			}()
+			e.waitFor("migration engine created", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return len(es) == 2
+			})
+			st := e.run("migrate", "status", vol, "-o", "yaml")
+			expectCode(t, st, 0)
+			expectContains(t, "status while preparing", st.Stdout, "phase: Preparing", "waiting:", "migrate confirm "+vol)
+			cancel() // what Ctrl-C does to the context main passes
+			res := <-resCh
+			expectCode(t, res, migrate.ExitStopped)
+			expectContains(t, "stderr", res.Stderr, "Stopped before the confirm: interrupted", "Rolled back:", "Rollback verified:")
+			expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
+			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
+			e.expectSettled(vol, nodeA)
+		})
+	}
+}
+
+func assertUnchanged(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s: resourceVersion %s -> %q: something was written", k, v, after[k])
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("%s created", k)
+		}
+	}
+}

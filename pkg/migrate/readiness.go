@@ -1,0 +1,120 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// readiness is the "ready when" row of §6.5: whether confirming now is safe.
+type readiness struct {
+	// engine is the migration engine (spec.nodeID == B), when there is one.
+	engine string
+	ready  bool
+	// missing lists what is not there yet, in words.
+	missing []string
+	// failed is set when Longhorn cannot get there without help: the
+	// migration engine or the serving engine failed, or the migration was
+	// abandoned (§6.1 step 6 reverts in these cases).
+	failed string
+}
+
+func (r readiness) String() string {
+	if r.ready {
+		return "ready"
+	}
+	if r.failed != "" {
+		return r.failed
+	}
+	return strings.Join(r.missing, "; ")
+}
+
+// checkReady evaluates readiness for a migration to node to. Never confirm
+// without it: on 1.5/1.6 the snapshot comparison is the only guard Longhorn
+// itself has (§6.5 caveats).
+func checkReady(s *snapshot, d driver, to string) readiness {
+	var r readiness
+	miss := func(format string, args ...any) { r.missing = append(r.missing, fmt.Sprintf(format, args...)) }
+
+	if ok, why := d.started(s, to); !ok {
+		miss("migration not started: %s", why)
+	}
+	from := s.volume.Spec.NodeID
+	var old *longhorn.Engine
+	for _, e := range s.activeEngines() {
+		if e.Spec.NodeID == from {
+			old = e
+		}
+	}
+	if old == nil {
+		r.failed = fmt.Sprintf("no active engine on %s (the node serving I/O)", orNone(from))
+		return r
+	}
+	if old.Status.CurrentState != longhorn.StateRunning {
+		r.failed = fmt.Sprintf("the serving engine %s is %s, not running", old.Name, orText(old.Status.CurrentState, "in no state"))
+		return r
+	}
+
+	var mig *longhorn.Engine
+	for _, e := range s.enginesOn(to) {
+		if !e.Spec.Active && !e.Deleting() {
+			mig = e
+		}
+	}
+	if mig == nil {
+		for i := range s.engines {
+			e := &s.engines[i]
+			if e.Name != old.Name && !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == "" {
+				mig = e // created, not placed yet (§6.1 step 2)
+			}
+		}
+	}
+	if mig == nil {
+		miss("no migration engine on %s yet", to)
+		return r
+	}
+	r.engine = mig.Name
+	if mig.Status.CurrentState == longhorn.StateError {
+		r.failed = fmt.Sprintf("migration engine %s is in state error", mig.Name)
+		return r
+	}
+	if mig.Spec.NodeID != to {
+		miss("migration engine %s not placed on %s yet (replicas being cloned)", mig.Name, to)
+	}
+	if mig.Spec.DesireState != longhorn.StateRunning || mig.Status.CurrentState != longhorn.StateRunning {
+		miss("migration engine %s desired %s, state %s", mig.Name, orText(mig.Spec.DesireState, "-"), orText(mig.Status.CurrentState, "-"))
+	}
+	if mig.Status.Endpoint == "" {
+		miss("migration engine %s has no endpoint", mig.Name)
+	}
+	if want, got := old.RWCount(), mig.RWCount(); got < want {
+		miss("RW replicas %d/%d", got, want)
+	}
+	reps := s.replicasOf(mig.Name)
+	notRunning := 0
+	for _, rp := range reps {
+		if rp.Status.CurrentState != longhorn.StateRunning {
+			notRunning++
+		}
+	}
+	switch {
+	case len(reps) == 0:
+		miss("no replica of %s yet", mig.Name)
+	case notRunning > 0:
+		miss("%d of %d replicas of %s not running", notRunning, len(reps), mig.Name)
+	}
+	if a, b := old.SnapshotNames(), mig.SnapshotNames(); !slices.Equal(a, b) {
+		miss("snapshots not in sync (%d on %s, %d on %s)", len(a), old.Name, len(b), mig.Name)
+	}
+	if s.version.HasVolumeAttachments() && !s.csiSatisfiedOn(to) {
+		m := "ticket of " + to + " not satisfied"
+		if msg := s.ticketMessage(to); msg != "" {
+			m += " (" + msg + ")"
+		}
+		miss("%s", m)
+	}
+	r.ready = len(r.missing) == 0
+	return r
+}

@@ -1,0 +1,100 @@
+package migrate_test
+
+import (
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
+)
+
+// TestPreChecksRefuseWithoutWriting: every refusal names the failed check
+// and leaves every object's resourceVersion as it was; dry runs write
+// nothing either. The simulator is stopped before the commands run, so any
+// change would be the command's.
+func TestPreChecksRefuseWithoutWriting(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"v1.4.3", "v1.6.0"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			for name, opts := range map[string]lhsim.NodeOptions{"node-down": {NotReady: true}, "node-cordoned": {Unschedulable: true}} {
+				if err := e.s.AddNode(e.ctx, name, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, "vol", "vol-used")
+			e.createAttached(lhsim.VolumeOptions{}, "vol-rwo")
+			e.s.Stop()
+			// Longhorn's kubernetes-pv controller reports the pod using it.
+			status := `{"status":{"kubernetesStatus":{"pvName":"vol-used","pvcName":"vm-disk","namespace":"default","lastPodRefAt":"",` +
+				`"workloadsStatus":[{"podName":"virt-launcher-vm1-x7k2p","podStatus":"Running","workloadName":"vm1","workloadType":"VirtualMachineInstance"}]}}}`
+			if _, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.ns).Patch(e.ctx, "vol-used", types.MergePatchType, []byte(status), metav1.PatchOptions{}, "status"); err != nil {
+				t.Fatal(err)
+			}
+			before := e.resourceVersions()
+
+			for _, tc := range []struct {
+				name  string
+				args  []string
+				code  int
+				fails []string
+			}{
+				{"target not Ready", []string{"vol", "--to", "node-down"}, migrate.ExitStopped, []string{"FAIL target node Ready"}},
+				{"target not schedulable", []string{"vol", "--to", "node-cordoned"}, migrate.ExitStopped, []string{"FAIL target node schedulable"}},
+				{"same node", []string{"vol", "--to", nodeA}, migrate.ExitStopped, []string{"FAIL target is another node"}},
+				{"unknown node", []string{"vol", "--to", "node-x"}, migrate.ExitStopped, []string{"FAIL target node exists in Longhorn"}},
+				{"not migratable", []string{"vol-rwo", "--to", nodeB}, migrate.ExitStopped, []string{"FAIL volume migratable and rwx"}},
+				{"in use by a pod", []string{"vol-used", "--to", nodeB}, migrate.ExitStopped, []string{"FAIL not in use by a workload", "virt-launcher-vm1-x7k2p"}},
+				{"unknown volume", []string{"vol-x", "--to", nodeB}, migrate.ExitNoCheck, []string{`volume "vol-x" not found`}},
+				{"declined at the prompt", []string{"vol", "--to", nodeB, "--confirm"}, migrate.ExitStopped, []string{"[y/N]", "aborted: nothing was changed"}},
+			} {
+				args := append([]string{"migrate"}, tc.args...)
+				if tc.name != "declined at the prompt" {
+					args = append(args, "--yes")
+				}
+				res := e.run(append(args, poll)...)
+				if res.Code != tc.code {
+					t.Errorf("%s: exit %d, want %d", tc.name, res.Code, tc.code)
+				}
+				expectContains(t, tc.name+": stderr", res.Stderr, tc.fails...)
+				if res.Stdout != "" {
+					t.Errorf("%s: stdout %q, want nothing (nothing written)", tc.name, res.Stdout)
+				}
+			}
+
+			// Dry runs: the change line with kubectl's suffix, nothing persisted.
+			line := fmt.Sprintf("volume.longhorn.io %q patched", "vol")
+			if longhorn.MustParseVersion(version).HasVolumeAttachments() {
+				line = fmt.Sprintf("volumeattachment.longhorn.io %q patched", "vol")
+			}
+			res := e.run("migrate", "vol", "--to", nodeB, "--dry-run=server", poll)
+			expectCode(t, res, 0)
+			expectContains(t, "server dry run", res.Stdout, line+" (server dry run)")
+			res = e.run("migrate", "vol", "--to", nodeB, "--dry-run", poll)
+			expectCode(t, res, 0)
+			expectContains(t, "client dry run", res.Stdout, line+" (dry run)")
+			expectContains(t, "client dry run", res.Stderr, "warning: --dry-run is deprecated")
+			// --force accepts the workload risk: the pre-checks pass.
+			res = e.run("migrate", "vol-used", "--to", nodeB, "--force", "--dry-run=client", poll)
+			expectCode(t, res, 0)
+			expectContains(t, "forced dry run", res.Stderr, "warning: --force", "Pre-checks passed")
+
+			// Completion: volumes, and --to offers the other nodes only (the
+			// word to complete must come last, so the kubeconfig goes first).
+			comp := clitest.Run(e.ctx, "", "__complete", "migrate", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.ns, "vol", "--to", "")
+			expectContains(t, "--to completion", comp.Stdout, "node-b\n", "node-down\n")
+			expectNotContains(t, "--to completion", comp.Stdout, "node-a\n")
+			comp = clitest.Run(e.ctx, "", "__complete", "migrate", "confirm", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.ns, "vol-r")
+			expectContains(t, "volume completion", comp.Stdout, "vol-rwo\n")
+			expectNotContains(t, "volume completion", comp.Stdout, "vol-used")
+
+			assertUnchanged(t, before, e.resourceVersions())
+		})
+	}
+}

@@ -1,0 +1,99 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+)
+
+// runRollback is `migrate rollback VOLUME`: abandon a migration in flight and
+// verify the volume back on the node it is attached to. Exit 0 means rolled
+// back and verified, as asked.
+func (s *session) runRollback(ctx context.Context) error {
+	snap, err := s.read(ctx)
+	if err != nil {
+		return noCheck(err)
+	}
+	cs, to := inFlightChecks(snap, s.drv)
+	cs = append(cs, s.workloadCheck(ctx, snap))
+	if len(cs.failed()) > 0 {
+		return s.refuse("roll back the migration of volume "+s.vol, cs)
+	}
+	from := snap.volume.Spec.NodeID
+	if s.o.dryRun != DryRunNone {
+		w, err := s.drv.rollback(snap, to)
+		if err != nil {
+			return cmdutil.WithCode(ExitStopped, err)
+		}
+		s.infof("Roll back:")
+		if err := s.apply(ctx, w); err != nil {
+			return cmdutil.WithCode(ExitStopped, describeErr("rollback (dry run)", err))
+		}
+		return nil
+	}
+	if !s.prompt(fmt.Sprintf("Roll back the migration of volume %s to %s? It stays on %s; the migration engine is removed.", s.vol, to, from)) {
+		return aborted()
+	}
+	err = s.rollbackAndVerify(ctx, from, to)
+	if err != nil {
+		s.report()
+		return cmdutil.WithCode(ExitAttention, err)
+	}
+	s.outf("volume.longhorn.io %q rolled back to %s", s.vol, from)
+	return nil
+}
+
+// rollBack abandons a migration this run started, after cause (a timeout, a
+// failed step, an interrupt), with a context of its own: the one that was
+// cancelled must not cut the rollback short. Every step taken is reported.
+// The volume is safe on from when this returns ExitStopped.
+func (s *session) rollBack(ctx context.Context, from, to string, cause error) error {
+	s.step("Stopped before the confirm: %v.", cause)
+	s.infof("Rolling back the migration of %s to %s (up to %s):", s.vol, to, s.recoveryTimeout())
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.recoveryTimeout())
+	defer cancel()
+	if err := s.rollbackAndVerify(rctx, from, to); err != nil {
+		s.report()
+		return cmdutil.WithCode(ExitAttention, fmt.Errorf("%w; the migration was stopped because: %v", err, cause))
+	}
+	s.outf("volume.longhorn.io %q rolled back to %s", s.vol, from)
+	s.report()
+	return cmdutil.WithCode(ExitStopped, fmt.Errorf("volume %s was not migrated to %s (%v); it was rolled back and verified on %s", s.vol, to, cause, from))
+}
+
+// rollbackAndVerify writes the rollback (unless Longhorn already dropped the
+// migration) and verifies the volume on from.
+func (s *session) rollbackAndVerify(ctx context.Context, from, to string) error {
+	_, err := s.send(ctx, func(sn *snapshot) (write, error) {
+		if !s.drv.pending(sn, to) {
+			return write{}, errNothingToRollBack
+		}
+		return s.drv.rollback(sn, to)
+	})
+	switch {
+	case errors.Is(err, errNothingToRollBack):
+		s.step("Rollback: nothing to write, the migration to %s is no longer requested.", to)
+	case err != nil:
+		s.step("Rollback failed: %v.", err)
+		return fmt.Errorf("the rollback could not be written (%v): the migration to %s may still be in place; retry with: %s",
+			err, to, s.commandLine("migrate", "rollback", s.vol))
+	default:
+		s.step("Rolled back: the migration of %s to %s was withdrawn.", s.vol, to)
+	}
+	s.infof("Verifying volume %s on %s...", s.vol, from)
+	snap, v, err := s.waitVerified(ctx, s.recoveryTimeout(), from)
+	var bad *badStateError
+	switch {
+	case err == nil:
+		s.step("Rollback verified: %s.", v.summary(snap, from))
+		return nil
+	case errors.As(err, &bad):
+		s.step("Rollback not verified: %v.", err)
+		return fmt.Errorf("after the rollback volume %s is in state %s; inspect it with: %s",
+			s.vol, bad.finding.Type, s.commandLine("scan", s.vol, "-o", "wide"))
+	}
+	s.step("Rollback not verified: %v.", err)
+	return fmt.Errorf("the rollback of volume %s is not verified on %s: %w", s.vol, from, err)
+}

@@ -1,0 +1,168 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// session is one run of a migrate subcommand: the client, the Longhorn
+// version read once, the driver it selects, and the steps taken so far.
+type session struct {
+	o     *Options
+	c     *inventory.Client
+	ns    string
+	vol   string
+	ver   longhorn.Version
+	drv   driver
+	steps []string
+	t0    time.Time
+	// forceWarned: the --force warning is printed once per run.
+	forceWarned bool
+}
+
+func newSession(ctx context.Context, o *Options) (*session, error) {
+	s := &session{o: o, c: o.client, ns: o.namespace, vol: o.Volume, t0: time.Now()}
+	v, src, err := inventory.ReadVersion(ctx, s.c, s.ns)
+	if err != nil {
+		return nil, cmdutil.WithCode(ExitNoCheck, err)
+	}
+	if !v.Known() && o.Mode != ModeStatus {
+		return nil, cmdutil.WithCode(ExitNoCheck, fmt.Errorf("cannot tell the Longhorn version in namespace %q (%s): the migration mechanism depends on it; is -n right?", s.ns, src))
+	}
+	s.ver, s.drv = v, driverFor(v)
+	return s, nil
+}
+
+// read takes a fresh snapshot of the volume.
+func (s *session) read(ctx context.Context) (*snapshot, error) {
+	return readSnapshot(ctx, s.c, s.ns, s.vol, s.ver)
+}
+
+// readNode reads a Longhorn node; nil when it does not exist.
+func (s *session) readNode(ctx context.Context, name string) (*longhorn.Node, error) {
+	n, err := inventory.Get[longhorn.Node](ctx, s.c, longhorn.Nodes, s.ns, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, cmdutil.Explain(err, "get", longhorn.Nodes.GroupResource(), s.ns)
+	}
+	return n, nil
+}
+
+// noCheck turns a read failure into exit code 2.
+func noCheck(err error) error {
+	return cmdutil.WithCode(ExitNoCheck, err)
+}
+
+// infof prints progress to stderr.
+func (s *session) infof(format string, args ...any) {
+	fmt.Fprintf(s.o.ErrOut, format+"\n", args...)
+}
+
+// outf prints a result line to stdout.
+func (s *session) outf(format string, args ...any) {
+	fmt.Fprintf(s.o.Out, format+"\n", args...)
+}
+
+// step records a step taken (for the closing report) and prints it.
+func (s *session) step(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.steps = append(s.steps, msg)
+	s.infof("%s", msg)
+}
+
+// report prints every step taken, for the closing lines of a run that did
+// not end as asked.
+func (s *session) report() {
+	if len(s.steps) == 0 {
+		return
+	}
+	s.infof("Steps taken:")
+	for i, st := range s.steps {
+		s.infof("  %d. %s", i+1, st)
+	}
+}
+
+// printChecks lists pre-checks, failed ones marked.
+func (s *session) printChecks(cs checks) {
+	for _, c := range cs {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		s.infof("  %s %s: %s", mark, c.Name, c.Detail)
+	}
+}
+
+// refuse reports failed pre-checks: nothing was written.
+func (s *session) refuse(what string, cs checks) error {
+	s.infof("Pre-checks for volume %s (Longhorn %s):", s.vol, s.ver)
+	s.printChecks(cs)
+	for _, c := range cs.failed() {
+		if c.Name == "not already migrating" {
+			s.infof("A migration is in flight: see it with '%s', finish it with '%s' or '%s'.",
+				s.commandLine("migrate", "status", s.vol), s.commandLine("migrate", "confirm", s.vol), s.commandLine("migrate", "rollback", s.vol))
+		}
+	}
+	return cmdutil.WithCode(ExitStopped, &refusal{what: what, failed: cs.failed()})
+}
+
+// commandLine renders a follow-up command the operator can paste.
+func (s *session) commandLine(args ...string) string {
+	parts := append([]string{"kubectl", "longhorn-engines"}, args...)
+	if s.ns != longhorn.DefaultNamespace {
+		parts = append(parts, "-n", s.ns)
+	}
+	return strings.Join(parts, " ")
+}
+
+// prompt asks y/N on stderr unless --yes; anything but y/yes (or no input
+// at all) is a no.
+func (s *session) prompt(question string) bool {
+	if s.o.Yes {
+		return true
+	}
+	fmt.Fprintf(s.o.ErrOut, "%s [y/N]: ", question)
+	if s.o.In == nil {
+		fmt.Fprintln(s.o.ErrOut)
+		return false
+	}
+	var b strings.Builder
+	buf := make([]byte, 1)
+	for {
+		n, err := s.o.In.Read(buf)
+		if n == 1 {
+			if buf[0] == '\n' {
+				break
+			}
+			b.WriteByte(buf[0])
+		}
+		if err != nil {
+			fmt.Fprintln(s.o.ErrOut)
+			break
+		}
+	}
+	a := strings.ToLower(strings.TrimSpace(b.String()))
+	return a == "y" || a == "yes"
+}
+
+// aborted is the answer to a declined prompt.
+func aborted() error {
+	return cmdutil.WithCode(ExitStopped, errors.New("aborted: nothing was changed"))
+}
+
+// recoveryTimeout is the budget of a rollback after a failure and of the
+// verification after a confirm.
+func (s *session) recoveryTimeout() time.Duration {
+	return max(s.o.Timeout, minRecoveryTimeout)
+}

@@ -1,0 +1,243 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// snapshot is one read of everything a migration step looks at: the volume,
+// its engines and replicas (by the longhornvolume label, as longhorn-manager
+// lists them) and, on 1.5+, its VolumeAttachment. Each step decides from a
+// fresh snapshot, never from an older one.
+type snapshot struct {
+	version  longhorn.Version
+	volume   longhorn.Volume
+	kube     kubernetesStatus
+	engines  []longhorn.Engine // oldest first
+	replicas []longhorn.Replica
+	va       *longhorn.VolumeAttachment // nil before 1.5 or when absent
+	read     time.Time
+}
+
+// kubernetesStatus is the part of volume.status.kubernetesStatus that tells
+// whether a pod uses the volume. Longhorn's kubernetes-pv controller keeps it.
+type kubernetesStatus struct {
+	PVName          string `json:"pvName"`
+	PVCName         string `json:"pvcName"`
+	Namespace       string `json:"namespace"`
+	LastPodRefAt    string `json:"lastPodRefAt"`
+	WorkloadsStatus []struct {
+		PodName      string `json:"podName"`
+		PodStatus    string `json:"podStatus"`
+		WorkloadName string `json:"workloadName"`
+		WorkloadType string `json:"workloadType"`
+	} `json:"workloadsStatus"`
+}
+
+// notFoundError is a volume (or node) that does not exist.
+type notFoundError struct{ kind, name, ns string }
+
+func (e *notFoundError) Error() string {
+	return fmt.Sprintf("%s %q not found in namespace %q", e.kind, e.name, e.ns)
+}
+
+// readSnapshot reads the volume and what belongs to it.
+func readSnapshot(ctx context.Context, c *inventory.Client, ns, vol string, ver longhorn.Version) (*snapshot, error) {
+	s := &snapshot{version: ver, read: time.Now()}
+	raw, err := c.REST.Get().Namespace(ns).Resource(longhorn.Volumes.Plural).Name(vol).DoRaw(ctx)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &notFoundError{"volume", vol, ns}
+	case err != nil:
+		return nil, cmdutil.Explain(err, "get", longhorn.Volumes.GroupResource(), ns)
+	}
+	if err := json.Unmarshal(raw, &s.volume); err != nil {
+		return nil, fmt.Errorf("decoding volume %q: %w", vol, err)
+	}
+	var ks struct {
+		Status struct {
+			KubernetesStatus kubernetesStatus `json:"kubernetesStatus"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &ks); err == nil {
+		s.kube = ks.Status.KubernetesStatus
+	}
+
+	sel := longhorn.VolumeLabel + "=" + vol
+	engines, err := inventory.ListAll[longhorn.Engine](ctx, c, longhorn.Engines, ns, sel, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range engines {
+		if e.Spec.VolumeName == "" || e.Spec.VolumeName == vol {
+			s.engines = append(s.engines, e)
+		}
+	}
+	sort.SliceStable(s.engines, func(i, j int) bool { return olderEngine(&s.engines[i], &s.engines[j]) })
+	replicas, err := inventory.ListAll[longhorn.Replica](ctx, c, longhorn.Replicas, ns, sel, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range replicas {
+		if r.Spec.VolumeName == "" || r.Spec.VolumeName == vol {
+			s.replicas = append(s.replicas, r)
+		}
+	}
+	sort.SliceStable(s.replicas, func(i, j int) bool { return s.replicas[i].Name < s.replicas[j].Name })
+
+	if ver.HasVolumeAttachments() {
+		va, err := inventory.Get[longhorn.VolumeAttachment](ctx, c, longhorn.VolumeAttachments, ns, vol)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, cmdutil.Explain(err, "get", longhorn.VolumeAttachments.GroupResource(), ns)
+		default:
+			s.va = va
+		}
+	}
+	return s, nil
+}
+
+// olderEngine orders engines oldest first: deterministic -e-N suffixes when
+// both have one, else creation time, else name.
+func olderEngine(a, b *longhorn.Engine) bool {
+	na, oka := a.EngineSuffix()
+	nb, okb := b.EngineSuffix()
+	if oka && okb && na != nb {
+		return na < nb
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// activeEngines are engines with spec.active and no deletionTimestamp.
+func (s *snapshot) activeEngines() []*longhorn.Engine {
+	var out []*longhorn.Engine
+	for i := range s.engines {
+		if s.engines[i].IsActive() {
+			out = append(out, &s.engines[i])
+		}
+	}
+	return out
+}
+
+// currentEngine is the one active engine, or nil when there is not exactly one.
+func (s *snapshot) currentEngine() *longhorn.Engine {
+	if a := s.activeEngines(); len(a) == 1 {
+		return a[0]
+	}
+	return nil
+}
+
+// enginesOn lists the engines whose spec.nodeID is node.
+func (s *snapshot) enginesOn(node string) []*longhorn.Engine {
+	var out []*longhorn.Engine
+	for i := range s.engines {
+		if s.engines[i].Spec.NodeID == node {
+			out = append(out, &s.engines[i])
+		}
+	}
+	return out
+}
+
+// replicasOf lists the replicas serving engine.
+func (s *snapshot) replicasOf(engine string) []*longhorn.Replica {
+	var out []*longhorn.Replica
+	for i := range s.replicas {
+		if s.replicas[i].Spec.EngineName == engine {
+			out = append(out, &s.replicas[i])
+		}
+	}
+	return out
+}
+
+// csiTicketsOn returns the csi-attacher tickets for node.
+func (s *snapshot) csiTicketsOn(node string) []longhorn.AttachmentTicket {
+	if s.va == nil {
+		return nil
+	}
+	var out []longhorn.AttachmentTicket
+	for _, t := range s.va.CSITickets() {
+		if t.NodeID == node {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// csiSatisfiedOn reports whether a csi-attacher ticket for node is satisfied.
+func (s *snapshot) csiSatisfiedOn(node string) bool {
+	for _, t := range s.csiTicketsOn(node) {
+		if s.va.Satisfied(t.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// ticketMessage is the Satisfied condition message of node's csi ticket:
+// Longhorn says there why a migration ticket waits.
+func (s *snapshot) ticketMessage(node string) string {
+	for _, t := range s.csiTicketsOn(node) {
+		st, ok := s.va.Status.AttachmentTicketStatuses[t.ID]
+		if !ok {
+			continue
+		}
+		for _, c := range st.Conditions {
+			if c.Type == "Satisfied" && c.Message != "" {
+				return c.Message
+			}
+		}
+	}
+	return ""
+}
+
+// state wraps the snapshot for pkg/detect, so migrate and scan/fix agree on
+// what a state is called.
+func (s *snapshot) state(ns string) *longhorn.State {
+	st := &longhorn.State{
+		Namespace: ns, Version: s.version, VersionSource: "setting " + longhorn.VersionSetting, Now: s.read,
+		Volumes: []longhorn.Volume{s.volume}, Engines: s.engines, Replicas: s.replicas,
+	}
+	if s.va != nil {
+		st.VolumeAttachments = []longhorn.VolumeAttachment{*s.va}
+	}
+	return st
+}
+
+// classify runs pkg/detect on this one volume.
+func (s *snapshot) classify(ns string) (detect.Finding, bool) {
+	return detect.ClassifyVolume(s.state(ns), s.volume.Name, detect.Options{SkipOrphans: true})
+}
+
+// inUseByPods lists the pods Longhorn's kubernetesStatus says use the volume
+// now (lastPodRefAt is set once the last pod is gone).
+func (s *snapshot) inUseByPods() []string {
+	if s.kube.LastPodRefAt != "" {
+		return nil
+	}
+	var out []string
+	for _, w := range s.kube.WorkloadsStatus {
+		if w.PodName == "" {
+			continue
+		}
+		p := w.PodName
+		if w.PodStatus != "" {
+			p += " (" + w.PodStatus + ")"
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,310 @@
+package migrate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+func TestParseDryRun(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    DryRun
+		warn    bool
+		wantErr bool
+		suffix  string
+	}{
+		{"none", DryRunNone, false, false, ""},
+		{"", DryRunNone, false, false, ""},
+		{"client", DryRunClient, false, false, " (dry run)"},
+		{"server", DryRunServer, false, false, " (server dry run)"},
+		{DryRunNoOptValue, DryRunClient, true, false, " (dry run)"},
+		{"true", DryRunClient, true, false, " (dry run)"},
+		{"false", DryRunNone, true, false, ""},
+		{"all", DryRunNone, false, true, ""},
+	}
+	for _, tt := range tests {
+		got, warn, err := ParseDryRun(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want || (warn != "") != tt.warn || got.Suffix() != tt.suffix {
+			t.Errorf("ParseDryRun(%q) = %v, %q, %v; want %v, warning %t, error %t, suffix %q", tt.in, got, warn, err, tt.want, tt.warn, tt.wantErr, tt.suffix)
+		}
+	}
+}
+
+// TestWritesCarryResourceVersion: every write of both drivers is pinned to
+// the resourceVersion of the object it was decided on, and says exactly
+// what §6.5 says it should.
+func TestWritesCarryResourceVersion(t *testing.T) {
+	decode := func(t *testing.T, w write) map[string]any {
+		t.Helper()
+		b, err := w.patch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	rv := func(m map[string]any) any { return m["metadata"].(map[string]any)["resourceVersion"] }
+	spec := func(m map[string]any) map[string]any { return m["spec"].(map[string]any) }
+
+	t.Run("v1.4", func(t *testing.T) {
+		idle := snapOf(t, fixture.Healthy("v1.4.3", "vol"))
+		d := driverFor(idle.version)
+		if _, ok := d.(v14Driver); !ok {
+			t.Fatalf("driverFor(v1.4.3) = %T", d)
+		}
+		w, err := d.start(idle, nodeB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := decode(t, w)
+		if rv(m) != "100" || spec(m)["migrationNodeID"] != nodeB || len(spec(m)) != 1 || w.res != longhorn.Volumes {
+			t.Errorf("start patch = %v on %s", m, w.res.Plural)
+		}
+		mig := snapOf(t, fixture.MidMigration("v1.4.3", "vol"))
+		m = decode(t, must(d.confirm(mig, nodeB)))
+		if rv(m) != "100" || spec(m)["nodeID"] != nodeB || spec(m)["migrationNodeID"] != "" {
+			t.Errorf("confirm patch = %v", m)
+		}
+		m = decode(t, must(d.rollback(mig, nodeB)))
+		if rv(m) != "100" || spec(m)["migrationNodeID"] != "" || len(spec(m)) != 1 {
+			t.Errorf("rollback patch = %v", m)
+		}
+		if _, err := d.rollback(idle, nodeB); err != errNothingToRollBack {
+			t.Errorf("rollback without a migration: %v, want errNothingToRollBack", err)
+		}
+		if _, err := d.confirm(idle, nodeB); err == nil {
+			t.Error("confirm without a migration gave a write")
+		}
+	})
+	t.Run("v1.5", func(t *testing.T) {
+		idle := snapOf(t, fixture.Healthy("v1.5.1", "vol"))
+		d := driverFor(idle.version)
+		if _, ok := d.(v15Driver); !ok {
+			t.Fatalf("driverFor(v1.5.1) = %T", d)
+		}
+		idB, idA := longhorn.CSITicketID("vol", nodeB), longhorn.CSITicketID("vol", nodeA)
+		w := must(d.start(idle, nodeB))
+		m := decode(t, w)
+		tickets := spec(m)["attachmentTickets"].(map[string]any)
+		tb, _ := tickets[idB].(map[string]any)
+		if w.res != longhorn.VolumeAttachments || rv(m) != "300" || len(tickets) != 1 || tb["type"] != "csi-attacher" || tb["nodeID"] != nodeB || tb["id"] != idB {
+			t.Errorf("start patch = %v", m)
+		}
+		if _, has := tb["generation"]; has {
+			t.Error("start patch sets generation: that is the webhook's")
+		}
+		mig := snapOf(t, fixture.MidMigration("v1.5.1", "vol"))
+		m = decode(t, must(d.confirm(mig, nodeB)))
+		tickets = spec(m)["attachmentTickets"].(map[string]any)
+		if v, ok := tickets[idA]; !ok || v != nil || len(tickets) != 1 || rv(m) != "300" {
+			t.Errorf("confirm patch = %v, want only %s set to null", m, idA)
+		}
+		m = decode(t, must(d.rollback(mig, nodeB)))
+		tickets = spec(m)["attachmentTickets"].(map[string]any)
+		if v, ok := tickets[idB]; !ok || v != nil || len(tickets) != 1 {
+			t.Errorf("rollback patch = %v, want only %s set to null", m, idB)
+		}
+	})
+	if _, err := (write{}).patch(); err == nil {
+		t.Error("a write without resourceVersion rendered a patch")
+	}
+}
+
+func must(w write, err error) write {
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+func TestReadiness(t *testing.T) {
+	for _, ver := range []string{"v1.4.3", "v1.4.4", "v1.5.1", "v1.6.0"} {
+		t.Run(ver, func(t *testing.T) {
+			d := driverFor(longhorn.MustParseVersion(ver))
+			ready := func(mut func(s *snapshot)) readiness {
+				s := snapOf(t, fixture.MidMigration(ver, "vol"))
+				if mut != nil {
+					mut(s)
+				}
+				return checkReady(s, d, nodeB)
+			}
+			if r := ready(nil); !r.ready || r.engine == "" {
+				t.Fatalf("mid-migration fixture not ready: %s", r)
+			}
+			mig := func(s *snapshot) *longhorn.Engine { return &s.engines[1] }
+			cases := []struct {
+				name   string
+				mut    func(s *snapshot)
+				failed bool
+				want   string
+			}{
+				{"no endpoint", func(s *snapshot) { mig(s).Status.Endpoint = "" }, false, "no endpoint"},
+				{"starting", func(s *snapshot) { mig(s).Status.CurrentState = longhorn.StateStarting }, false, "state starting"},
+				{"fewer RW", func(s *snapshot) {
+					for r := range mig(s).Status.ReplicaModeMap {
+						mig(s).Status.ReplicaModeMap[r] = longhorn.ModeWO
+						break
+					}
+				}, false, "RW replicas 1/2"},
+				{"snapshots differ", func(s *snapshot) { mig(s).Status.Snapshots = nil }, false, "snapshots not in sync"},
+				{"clone replica stopped", func(s *snapshot) { s.replicas[len(s.replicas)-1].Status.CurrentState = longhorn.StateStopped }, false, "not running"},
+				{"no migration engine", func(s *snapshot) { s.engines = s.engines[:1] }, false, "no migration engine"},
+				{"migration engine error", func(s *snapshot) { mig(s).Status.CurrentState = longhorn.StateError }, true, "error"},
+				{"old engine stopped", func(s *snapshot) { s.engines[0].Status.CurrentState = longhorn.StateStopped }, true, "not running"},
+				{"not started", func(s *snapshot) {
+					s.volume.Spec.MigrationNodeID = ""
+					s.volume.Status.CurrentMigrationNodeID = ""
+				}, false, "migration not started"},
+			}
+			if d.mechanism() == (v15Driver{}).mechanism() {
+				cases = append(cases, struct {
+					name   string
+					mut    func(s *snapshot)
+					failed bool
+					want   string
+				}{"ticket not satisfied", func(s *snapshot) {
+					id := longhorn.CSITicketID("vol", nodeB)
+					st := s.va.Status.AttachmentTicketStatuses[id]
+					st.Satisfied = false
+					st.Conditions = []longhorn.Condition{{Type: "Satisfied", Status: "False", Message: "waiting for volume to migrate to node node-b"}}
+					s.va.Status.AttachmentTicketStatuses[id] = st
+				}, false, "waiting for volume to migrate"})
+			}
+			for _, c := range cases {
+				r := ready(c.mut)
+				if r.ready || (r.failed != "") != c.failed || !strings.Contains(r.String(), c.want) {
+					t.Errorf("%s: ready=%t failed=%q missing=%v; want not ready, failed=%t, mentioning %q", c.name, r.ready, r.failed, r.missing, c.failed, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestVerify(t *testing.T) {
+	for _, ver := range []string{"v1.4.3", "v1.5.1", "v1.6.0"} {
+		t.Run(ver, func(t *testing.T) {
+			if v := checkVerified(snapOf(t, confirmed(ver, "vol")), "ns", nodeB); !v.ok {
+				t.Errorf("confirmed state not verified on B: %v", v.missing)
+			}
+			if v := checkVerified(snapOf(t, confirmed(ver, "vol")), "ns", nodeA); v.ok {
+				t.Error("confirmed state verified on A")
+			}
+			if v := checkVerified(snapOf(t, fixture.Healthy(ver, "vol")), "ns", nodeA); !v.ok {
+				t.Errorf("healthy volume not verified on A: %v", v.missing)
+			}
+			if v := checkVerified(snapOf(t, fixture.MidMigration(ver, "vol")), "ns", nodeA); v.ok || v.bad != nil {
+				t.Errorf("mid-migration verified=%t bad=%v, want waiting", v.ok, v.bad)
+			}
+			pending := checkVerified(snapOf(t, fixture.PendingCleanup(ver, "vol")), "ns", nodeB)
+			if pending.ok || pending.bad != nil {
+				t.Errorf("pending cleanup: ok=%t bad=%v, want waiting (expected briefly after a confirm)", pending.ok, pending.bad)
+			}
+			two := checkVerified(snapOf(t, fixture.TwoActiveEngines(ver, "vol")), "ns", nodeB)
+			if two.ok || two.bad == nil || two.bad.Type != detect.TypeMultipleActiveEngines {
+				t.Errorf("two active engines: ok=%t bad=%v, want MultipleActiveEngines", two.ok, two.bad)
+			}
+			s := snapOf(t, confirmed(ver, "vol"))
+			s.replicas[0].Spec.Active = false
+			if v := checkVerified(s, "ns", nodeB); v.ok {
+				t.Error("an inactive replica passed verification")
+			}
+			if s := snapOf(t, confirmed(ver, "vol")); s.version.HasVolumeAttachments() {
+				s.va = fixture.NewVA("vol", nodeA)
+				if v := checkVerified(s, "ns", nodeB); v.ok {
+					t.Error("verified on B without B's ticket")
+				}
+			}
+		})
+	}
+}
+
+func TestStartChecks(t *testing.T) {
+	nodes := map[string]*longhorn.Node{nodeB: fixture.NewNode(nodeB, true, true)}
+	for _, ver := range []string{"v1.4.3", "v1.6.0"} {
+		t.Run(ver, func(t *testing.T) {
+			ok := snapOf(t, fixture.Healthy(ver, "vol"))
+			if f := startChecks(ok, nodes[nodeB], nodeB).failed(); len(f) > 0 {
+				t.Fatalf("healthy migratable volume refused: %+v", f)
+			}
+			cases := []struct {
+				name  string
+				check string
+				mut   func(s *snapshot)
+				node  *longhorn.Node
+				to    string
+			}{
+				{"not migratable", "volume migratable and rwx", func(s *snapshot) { s.volume.Spec.Migratable = false }, nil, ""},
+				{"rwo", "volume migratable and rwx", func(s *snapshot) { s.volume.Spec.AccessMode = longhorn.AccessModeRWO }, nil, ""},
+				{"detached", "attached", func(s *snapshot) { s.volume.Status.State = longhorn.VolumeStateDetached }, nil, ""},
+				{"faulted", "healthy or degraded", func(s *snapshot) { s.volume.Status.Robustness = longhorn.RobustnessFaulted }, nil, ""},
+				{"migrating", "not already migrating", func(s *snapshot) { s.volume.Spec.MigrationNodeID = "node-c" }, nil, ""},
+				{"upgrade", "no engine upgrade pending", func(s *snapshot) { s.volume.Status.CurrentImage = "old" }, nil, ""},
+				{"standby", "no restore, expansion or DR standby", func(s *snapshot) { s.volume.Spec.Standby = true }, nil, ""},
+				{"rebuilding", "no replica rebuilding", func(s *snapshot) {
+					for r := range s.engines[0].Status.ReplicaModeMap {
+						s.engines[0].Status.ReplicaModeMap[r] = longhorn.ModeWO
+						break
+					}
+				}, nil, ""},
+				{"two engines", "one running engine on the current node", func(s *snapshot) { s.engines = append(s.engines, s.engines[0]) }, nil, ""},
+				{"same node", "target is another node", nil, fixture.NewNode(nodeA, true, true), nodeA},
+				{"unknown node", "target node exists in Longhorn", nil, nil, "node-x"},
+				{"not ready", "target node Ready", nil, fixture.NewNode(nodeB, false, true), nodeB},
+				{"unschedulable", "target node schedulable", nil, fixture.NewNode(nodeB, true, false), nodeB},
+			}
+			for _, c := range cases {
+				s := snapOf(t, fixture.Healthy(ver, "vol"))
+				if c.mut != nil {
+					c.mut(s)
+				}
+				node, to := nodes[nodeB], nodeB
+				if c.to != "" {
+					node, to = c.node, c.to
+				}
+				cs := startChecks(s, node, to)
+				mustCheck(t, cs, c.check, false)
+				if len(cs.failed()) == 0 {
+					t.Errorf("%s: not refused", c.name)
+				}
+			}
+		})
+	}
+	t.Run("v1.6.0 tickets", func(t *testing.T) {
+		s := snapOf(t, fixture.Healthy("v1.6.0", "vol"))
+		s.va = fixture.NewVA("vol", "node-c")
+		mustCheck(t, startChecks(s, nodes[nodeB], nodeB), "csi-attacher ticket on the current node", false)
+		s.va = fixture.NewVA("vol", nodeA, "node-c")
+		mustCheck(t, startChecks(s, nodes[nodeB], nodeB), "not already migrating", false)
+	})
+}
+
+func TestWorkloadUsage(t *testing.T) {
+	s := snapOf(t, fixture.Healthy("v1.4.3", "vol"))
+	s.kube.WorkloadsStatus = append(s.kube.WorkloadsStatus, struct {
+		PodName      string `json:"podName"`
+		PodStatus    string `json:"podStatus"`
+		WorkloadName string `json:"workloadName"`
+		WorkloadType string `json:"workloadType"`
+	}{PodName: "virt-launcher-vm1-abcde", PodStatus: "Running"})
+	if got := s.inUseByPods(); len(got) != 1 || !strings.Contains(got[0], "virt-launcher") {
+		t.Errorf("inUseByPods = %v", got)
+	}
+	s.kube.LastPodRefAt = "2026-01-01T00:00:00Z"
+	if got := s.inUseByPods(); len(got) != 0 {
+		t.Errorf("inUseByPods after lastPodRefAt = %v, want none", got)
+	}
+	if c := (usage{determined: false, note: "forbidden"}).check(); c.OK || !strings.Contains(c.Detail, "could not determine") {
+		t.Errorf("undetermined use passed: %+v", c)
+	}
+	if c := (usage{determined: true, inUse: true, evidence: []string{"x"}}).check(); c.OK {
+		t.Errorf("in use passed: %+v", c)
+	}
+}

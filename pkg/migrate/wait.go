@@ -1,0 +1,155 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+)
+
+// heartbeat repeats an unchanged progress line this often, so a long wait
+// still shows it is alive.
+const heartbeat = 30 * time.Second
+
+// errInterrupted is a wait cut short by Ctrl-C or SIGTERM.
+var errInterrupted = errors.New("interrupted")
+
+// errConfirmedElsewhere: someone else (e.g. Kubernetes detaching the old
+// node) confirmed the migration while this command waited.
+var errConfirmedElsewhere = errors.New("the migration was confirmed outside this command")
+
+// timeoutError is a wait that ran out of time.
+type timeoutError struct {
+	what  string
+	after time.Duration
+	last  string
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("timed out after %s waiting for %s (last seen: %s)", e.after, e.what, e.last)
+}
+
+// badStateError is a state that waiting does not resolve (detect's finding).
+type badStateError struct{ finding detect.Finding }
+
+func (e *badStateError) Error() string {
+	return fmt.Sprintf("%s: %s", e.finding.Type, e.finding.Reason)
+}
+
+// pollResult is one look at a snapshot during a wait.
+type pollResult struct {
+	done   bool
+	status string // what is still missing, shown as progress
+	fail   error  // stop waiting now
+}
+
+// poll re-reads the volume every PollInterval until cond is done or fails,
+// the timeout passes or ctx ends. Progress goes to stderr when it changes.
+// A read error is shown and retried: an API server restart must not abandon
+// a migration half way.
+func (s *session) poll(ctx context.Context, timeout time.Duration, what string, cond func(*snapshot) pollResult) (*snapshot, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	last, lastAt := "", time.Time{}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	ended := func() error {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &timeoutError{what: what, after: time.Since(start).Round(time.Second), last: last}
+		}
+		return errInterrupted
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ended()
+		case <-timer.C:
+		}
+		snap, err := s.read(ctx)
+		var status string
+		switch {
+		case ctx.Err() != nil:
+			return nil, ended()
+		case isNotFound(err):
+			return nil, err
+		case err != nil:
+			status = "cannot read the volume: " + err.Error()
+		default:
+			r := cond(snap)
+			if r.fail != nil {
+				return snap, r.fail
+			}
+			if r.done {
+				return snap, nil
+			}
+			status = r.status
+		}
+		now := time.Now()
+		if status != last || now.Sub(lastAt) >= heartbeat {
+			s.infof("  [%5s] %s", now.Sub(start).Round(time.Second), status)
+			last, lastAt = status, now
+		}
+		if !now.Before(deadline) {
+			return snap, &timeoutError{what: what, after: timeout, last: last}
+		}
+		timer.Reset(min(s.o.PollInterval, time.Until(deadline)))
+	}
+}
+
+func isNotFound(err error) bool {
+	var nf *notFoundError
+	return errors.As(err, &nf)
+}
+
+// settle is how long a bad state (two active engines, inverted flags) must
+// last before it is reported: one read could catch Longhorn mid-sync.
+func (s *session) settle() time.Duration {
+	return 10 * s.o.PollInterval
+}
+
+// waitReady waits for the §6.5 readiness of a migration to node to.
+func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
+	s.infof("Waiting up to %s for the migration engine on %s to be ready...", s.o.Timeout, to)
+	return s.poll(ctx, s.o.Timeout, "the migration engine on "+to+" to be ready", func(sn *snapshot) pollResult {
+		if s.drv.confirmed(sn, to) {
+			return pollResult{fail: errConfirmedElsewhere}
+		}
+		if !s.drv.pending(sn, to) {
+			return pollResult{fail: fmt.Errorf("the migration to %s was withdrawn outside this command (spec.nodeID=%q spec.migrationNodeID=%q)",
+				to, sn.volume.Spec.NodeID, sn.volume.Spec.MigrationNodeID)}
+		}
+		r := checkReady(sn, s.drv, to)
+		if r.failed != "" {
+			return pollResult{fail: errors.New(r.failed)}
+		}
+		return pollResult{done: r.ready, status: "waiting: " + r.String()}
+	})
+}
+
+// waitVerified waits until the volume is verified on node. A bad state that
+// lasts settle() ends the wait with a badStateError.
+func (s *session) waitVerified(ctx context.Context, timeout time.Duration, node string) (*snapshot, verdict, error) {
+	var since time.Time
+	var v verdict
+	snap, err := s.poll(ctx, timeout, "the volume to settle on "+node, func(sn *snapshot) pollResult {
+		v = checkVerified(sn, s.ns, node)
+		if v.ok {
+			return pollResult{done: true}
+		}
+		if v.bad == nil {
+			since = time.Time{}
+			return pollResult{status: "waiting: " + strings.Join(v.missing, "; ")}
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) >= s.settle() {
+			return pollResult{fail: &badStateError{finding: *v.bad}}
+		}
+		return pollResult{status: fmt.Sprintf("%s seen, checking it lasts: %s", v.bad.Type, strings.Join(v.missing, "; "))}
+	})
+	return snap, v, err
+}
