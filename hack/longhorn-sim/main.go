@@ -21,7 +21,10 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 )
@@ -45,6 +48,8 @@ type options struct {
 	plugin     string
 	kubeconfig string
 	simLog     bool
+	seed       int
+	ready      string
 }
 
 type multi []string
@@ -63,6 +68,8 @@ func run(args []string) error {
 	fs.StringVar(&o.plugin, "plugin", "bin/kubectl-longhorn_engines", "the plugin binary the demo runs")
 	fs.StringVar(&o.kubeconfig, "kubeconfig-out", "", "also copy the kubeconfig here")
 	fs.BoolVar(&o.simLog, "sim-log", false, "print the simulated longhorn-manager log")
+	fs.IntVar(&o.seed, "seed-volumes", 0, "serve only: instead of the scenarios, seed this many volumes (2 engines, 3 replicas each) in namespace "+fixture.BenchNamespace+" for benchmarks")
+	fs.StringVar(&o.ready, "ready-file", "", "serve only: create this file once the cluster is ready")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -81,6 +88,21 @@ func run(args []string) error {
 	defer c.Stop()
 	note("API server with Longhorn CRDs up at %s in %s", c.Host(), time.Since(start).Round(time.Millisecond))
 
+	if o.seed > 0 {
+		if mode != "serve" {
+			return fmt.Errorf("--seed-volumes goes with serve")
+		}
+		t := time.Now()
+		create := func(ctx context.Context, u *unstructured.Unstructured) error {
+			_, err := c.Create(ctx, u)
+			return err
+		}
+		if err := fixture.Seed(ctx, create, fixture.BenchNamespace, o.seed, 8); err != nil {
+			return err
+		}
+		note("seeded %d volumes in %s in %s", o.seed, fixture.BenchNamespace, time.Since(t).Round(time.Millisecond))
+		namespaces = nil
+	}
 	for _, n := range namespaces {
 		logf := func(string, ...any) {}
 		if o.simLog {
@@ -118,6 +140,11 @@ func run(args []string) error {
 	}
 	if mode == "demo" {
 		return runDemo(ctx, o.plugin, kc)
+	}
+	if o.ready != "" {
+		if err := os.WriteFile(o.ready, []byte(kc+"\n"), 0o644); err != nil {
+			return err
+		}
 	}
 	note("")
 	note("Simulated cluster ready. In another shell:")
