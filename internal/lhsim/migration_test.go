@@ -1,0 +1,322 @@
+package lhsim_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+var randomEngineName = regexp.MustCompile(`^.+-e-[0-9a-f]{8}$`)
+
+// TestMigrationHappyPath: confirm and rollback without faults end with one
+// engine and consistent replicas, no data touched.
+func TestMigrationHappyPath(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"v1.4.3", "v1.5.1", "v1.6.0", "v1.7.0"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			deterministic := e.s.Version().DeterministicEngineNames()
+
+			t.Run("confirm", func(t *testing.T) {
+				e := e.sub(t)
+				vol := "vol-confirm"
+				e.createAttached(vol)
+				_, es, rs := e.state(vol)
+				checkEngineMeta(t, vol, es[0])
+				if deterministic && es[0].Name != vol+"-e-0" {
+					t.Errorf("first engine %s, want %s-e-0", es[0].Name, vol)
+				}
+				if !deterministic && !randomEngineName.MatchString(es[0].Name) {
+					t.Errorf("first engine %s, want a random <vol>-e-<8 hex> name", es[0].Name)
+				}
+				dirs := map[string]bool{}
+				for _, r := range rs {
+					dirs[r.Spec.DataDirectoryName] = true
+				}
+				e.startMigration(vol)
+				v, es, rs := e.state(vol)
+				if e.s.Version().HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != nodeB {
+					t.Errorf("currentMigrationNodeID %q, want %s", v.Status.CurrentMigrationNodeID, nodeB)
+				}
+				old, mig := engineOn(es, nodeA), engineOn(es, nodeB)
+				if deterministic && mig.Name != vol+"-e-1" {
+					t.Errorf("migration engine %s, want %s-e-1", mig.Name, vol)
+				}
+				for _, r := range rs {
+					if !dirs[r.Spec.DataDirectoryName] {
+						t.Errorf("replica %s has a new data directory %s; clones must share", r.Name, r.Spec.DataDirectoryName)
+					}
+					if (r.Spec.EngineName == old.Name) != r.Spec.Active {
+						t.Errorf("replica %s (engine %s) active=%v during migration", r.Name, r.Spec.EngineName, r.Spec.Active)
+					}
+				}
+				if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+					t.Fatal(err)
+				}
+				e.waitFor("confirmed on node-b", vol, settled(nodeB))
+				e.waitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+					return len(rs) == 2 && es[0].Name == mig.Name
+				})
+				e.expectNoDataLoss(vol)
+				e.await("sync errors stop", func() bool { return e.s.LastSyncError(vol) == "" })
+				if e.s.Version().HasVolumeAttachments() {
+					e.await("node-b ticket satisfied", func() bool {
+						va := e.va(vol)
+						return va != nil && va.Satisfied(longhorn.CSITicketID(vol, nodeB)) && len(va.Spec.AttachmentTickets) == 1
+					})
+				}
+			})
+
+			t.Run("rollback", func(t *testing.T) {
+				e := e.sub(t)
+				vol := "vol-rollback"
+				e.createAttached(vol)
+				_, es, _ := e.state(vol)
+				first := es[0].Name
+				e.startMigration(vol)
+				if err := e.s.Detach(e.ctx, vol, nodeB); err != nil {
+					t.Fatal(err)
+				}
+				e.waitFor("rolled back to node-a", vol, settled(nodeA))
+				e.waitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+					return len(rs) == 2 && es[0].Name == first
+				})
+				e.expectNoDataLoss(vol)
+			})
+		})
+	}
+}
+
+// sub reuses a parent's simulator in a subtest.
+func (e *env) sub(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+func (e *env) expectNoDataLoss(vol string) {
+	e.t.Helper()
+	if w := e.s.WipedDirs(vol); len(w) > 0 {
+		e.t.Errorf("data directories wiped: %v", w)
+	}
+	lost, err := e.s.DataLost(e.ctx, vol)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if lost {
+		v, es, rs := e.state(vol)
+		e.t.Errorf("data lost:\n%s", lhsim.Describe(v, es, rs))
+	}
+}
+
+func checkEngineMeta(t *testing.T, vol string, e longhorn.Engine) {
+	t.Helper()
+	if e.Labels[longhorn.VolumeLabel] != vol {
+		t.Errorf("engine %s label %s=%q", e.Name, longhorn.VolumeLabel, e.Labels[longhorn.VolumeLabel])
+	}
+	if e.Labels["longhornnode"] != e.Spec.NodeID {
+		t.Errorf("engine %s label longhornnode=%q, spec.nodeID %q", e.Name, e.Labels["longhornnode"], e.Spec.NodeID)
+	}
+	fin := false
+	for _, f := range e.Finalizers {
+		fin = fin || f == longhorn.Finalizer
+	}
+	if !fin {
+		t.Errorf("engine %s has no %s finalizer", e.Name, longhorn.Finalizer)
+	}
+	if len(e.OwnerReferences) != 1 {
+		t.Fatalf("engine %s owner references %v", e.Name, e.OwnerReferences)
+	}
+	o := e.OwnerReferences[0]
+	if o.APIVersion != longhorn.APIVersion || o.Kind != "Volume" || o.Name != vol || o.UID == "" || o.Controller != nil || o.BlockOwnerDeletion != nil {
+		t.Errorf("engine %s owner reference %+v", e.Name, o)
+	}
+	if e.Status.Endpoint != "/dev/longhorn/"+vol || e.Status.InstanceManagerName == "" || e.Status.OwnerID != e.Spec.NodeID ||
+		e.Status.IP == "" || e.Status.Port == 0 || e.RWCount() != 2 || len(e.Status.Snapshots) == 0 {
+		t.Errorf("engine %s status %+v", e.Name, e.Status)
+	}
+}
+
+// produceBug runs the seed sequence: migrate to node-b, confirm while the
+// old engine cannot be deleted. It returns the old and the new engine.
+func (e *env) produceBug(vol string) (old, mig string) {
+	e.t.Helper()
+	e.createAttached(vol)
+	e.startMigration(vol)
+	_, es, _ := e.state(vol)
+	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
+	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		return len(es) == 2 && activeCount(es) == 2 && v.Status.CurrentNodeID == nodeB
+	})
+	e.await("BUG sync error", func() bool { return e.hasSyncError(vol, "BUG: found the second active engine") })
+	if h := e.s.FaultHits(fid); h != 1 {
+		e.t.Errorf("FailEngineDelete fired %d times, want 1 (every later sync stops at the BUG)", h)
+	}
+	e.s.ClearFault(fid)
+	return old, mig
+}
+
+// TestTwoActiveEnginesBug is the seed sequence: on affected releases a failed
+// delete of the old engine during confirm leaves two active engines (#6642);
+// on fixed releases the controller retries and finishes cleanly.
+func TestTwoActiveEnginesBug(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		version  string
+		affected bool
+	}{
+		{"v1.3.3", true}, {"v1.4.3", true}, {"v1.5.1", true},
+		{"v1.4.4", false}, {"v1.5.2", false}, {"v1.6.0", false},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tc.version)
+			vol := "vol-bug"
+			if tc.affected {
+				old, mig := e.produceBug(vol)
+				v, es, rs := e.state(vol)
+				if v.Spec.NodeID != nodeB || v.Spec.MigrationNodeID != "" || v.Status.CurrentNodeID != nodeB {
+					t.Errorf("volume not in the stuck confirm state:\n%s", lhsim.Describe(v, es, rs))
+				}
+				wantCMN := ""
+				if e.s.Version().HasCurrentMigrationNodeID() {
+					wantCMN = nodeB
+				}
+				if v.Status.CurrentMigrationNodeID != wantCMN {
+					t.Errorf("currentMigrationNodeID %q, want %q", v.Status.CurrentMigrationNodeID, wantCMN)
+				}
+				for _, en := range es {
+					if !en.Spec.Active || en.DeletionTimestamp != nil || en.Status.CurrentState != longhorn.StateRunning {
+						t.Errorf("engine %s: active=%v deleting=%v state=%s", en.Name, en.Spec.Active, en.DeletionTimestamp != nil, en.Status.CurrentState)
+					}
+				}
+				for _, r := range rs {
+					if want := r.Spec.EngineName == old; r.Spec.Active != want {
+						t.Errorf("replica %s (engine %s) active=%v, want %v: the flip must not have run", r.Name, r.Spec.EngineName, r.Spec.Active, want)
+					}
+				}
+				var bug string
+				for _, s := range e.s.SyncErrors(vol) {
+					if strings.Contains(s, "BUG") {
+						bug = s
+						break
+					}
+				}
+				prefix := "failed to sync " + e.ns + "/" + vol + ": failed to reconcile engine/replica state for " + vol + ": BUG: found the second active engine "
+				if !strings.HasPrefix(bug, prefix) || !strings.Contains(bug, old) || !strings.Contains(bug, mig) {
+					t.Errorf("sync error %q", bug)
+				}
+				line := `level=warning msg="Error syncing Longhorn volume ` + e.ns + "/" + vol + `"`
+				if e.s.Version().Class() == longhorn.ClassL15a {
+					line = `level=error msg="Failed to sync Longhorn volume ` + e.ns + "/" + vol + `"`
+				}
+				if !e.logged(vol, line) || !e.logged(vol, "node="+nodeB) {
+					t.Errorf("no log line with %s and node=%s in:\n%s", line, nodeB, strings.Join(e.s.Logs(vol), "\n"))
+				}
+				if e.s.LastSyncError(vol) == "" {
+					t.Error("LastSyncError is empty in the stuck state")
+				}
+				return
+			}
+
+			e.createAttached(vol)
+			e.startMigration(vol)
+			_, es, _ := e.state(vol)
+			old, mig := engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+			fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
+			if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+				t.Fatal(err)
+			}
+			e.await("delete retried", func() bool { return e.s.FaultHits(fid) >= 2 })
+			e.waitFor("confirm pending", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+				return v.Status.CurrentNodeID == nodeB
+			})
+			v, es, rs := e.state(vol)
+			if activeCount(es) != 1 || engineOn(es, nodeA) == nil || !engineOn(es, nodeA).Spec.Active {
+				t.Errorf("fixed release must keep exactly the old engine active while it cannot be deleted:\n%s", lhsim.Describe(v, es, rs))
+			}
+			if e.hasSyncError(vol, "second active engine") {
+				t.Errorf("BUG error on a fixed release: %v", e.s.SyncErrors(vol))
+			}
+			e.s.ClearFaults()
+			e.waitFor("confirmed on node-b", vol, settled(nodeB))
+			_, es, _ = e.state(vol)
+			if es[0].Name != mig || es[0].Name == old {
+				t.Errorf("survivor %s, want %s", es[0].Name, mig)
+			}
+			e.expectNoDataLoss(vol)
+		})
+	}
+}
+
+// TestRepairAfterBug checks the consequences of the two documented repairs
+// (domain doc §8.2, §8.3).
+func TestRepairAfterBug(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		version, how string
+		dataLoss     bool
+	}{
+		{"v1.4.3", "deactivate", false},
+		{"v1.4.3", "delete", true},
+		{"v1.3.3", "delete", true},
+		{"v1.5.1", "delete", false},
+		{"v1.5.1", "deactivate", false},
+	} {
+		t.Run(tc.version+"/"+tc.how, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tc.version)
+			vol := "vol-fix"
+			old, mig := e.produceBug(vol)
+			if tc.how == "deactivate" {
+				e.patchEngineInactive(old)
+			} else {
+				e.deleteObject(longhorn.Engines, old)
+			}
+			if !tc.dataLoss {
+				e.waitFor("converged on node-b", vol, settled(nodeB))
+				e.waitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+					return len(rs) == 2 && es[0].Name == mig
+				})
+				e.expectNoDataLoss(vol)
+				e.await("sync errors stop", func() bool { return e.s.LastSyncError(vol) == "" })
+				return
+			}
+			// §8.2: the flip never runs, clean-up deletes the survivor's
+			// (inactive) replicas, the originals stay active for a gone engine
+			e.waitFor("survivor lost its replicas", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				if len(es) != 1 || es[0].Name != mig || len(rs) != 2 {
+					return false
+				}
+				for _, r := range rs {
+					if r.Spec.EngineName != old || !r.Spec.Active {
+						return false
+					}
+				}
+				return true
+			})
+			lost, err := e.s.DataLost(e.ctx, vol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !lost {
+				t.Error("DataLost false after the survivor's replicas were cleaned up")
+			}
+			if w := e.s.WipedDirs(vol); len(w) != 0 {
+				t.Errorf("inactive clones wiped data: %v", w)
+			}
+			// deleting a leftover (active) original wipes the shared directory
+			_, _, rs := e.state(vol)
+			e.deleteObject(longhorn.Replicas, rs[0].Name)
+			e.await("data directory wiped", func() bool { return len(e.s.WipedDirs(vol)) == 1 })
+		})
+	}
+}
