@@ -133,14 +133,6 @@ func (s *snapshot) activeEngines() []*longhorn.Engine {
 	return out
 }
 
-// currentEngine is the one active engine, or nil when there is not exactly one.
-func (s *snapshot) currentEngine() *longhorn.Engine {
-	if a := s.activeEngines(); len(a) == 1 {
-		return a[0]
-	}
-	return nil
-}
-
 // enginesOn lists the engines whose spec.nodeID is node.
 func (s *snapshot) enginesOn(node string) []*longhorn.Engine {
 	var out []*longhorn.Engine
