@@ -5,7 +5,8 @@ PKGS     := ./...
 # Tests embed a real API server: give the suite room on 2 cores.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo sim test test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean
+.PHONY: all build demo sim test test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean \
+	tools release-check release-snapshot krew-check
 
 all: build
 
@@ -43,6 +44,59 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzFilesParse  -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
 	$(GO) test -run='^$$' -fuzz=FuzzBundleParse -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
 	$(GO) test -run='^$$' -fuzz=FuzzLogLine     -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
+
+# --- Release and ecosystem -------------------------------------------------
+# Pinned tools build from the Go module proxy into bin/tools, from their own
+# modules (hack/tools, hack/tools/krew) so the project's go.mod stays clean.
+TOOLS_DIR     := bin/tools
+GORELEASER    := $(TOOLS_DIR)/goreleaser
+GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint
+KREW          := $(TOOLS_DIR)/kubectl-krew
+VALIDATE_KREW := $(TOOLS_DIR)/validate-krew-manifest
+
+tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW)
+
+$(GORELEASER): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && $(GO) build -o $(CURDIR)/$@ github.com/goreleaser/goreleaser/v2
+
+$(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && $(GO) build -o $(CURDIR)/$@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+# Named kubectl-krew so that kubectl finds it on PATH as `kubectl krew`.
+$(KREW): hack/tools/krew/go.mod hack/tools/krew/go.sum
+	cd hack/tools/krew && $(GO) build -o $(CURDIR)/$@ sigs.k8s.io/krew/cmd/krew
+
+$(VALIDATE_KREW): hack/tools/krew/go.mod hack/tools/krew/go.sum
+	cd hack/tools/krew && $(GO) build -o $(CURDIR)/$@ sigs.k8s.io/krew/cmd/validate-krew-manifest
+
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+
+# docs/commands/*.md from the cobra tree; docs-check fails when they drift.
+docs:
+	$(GO) run ./hack/gendocs
+
+docs-check:
+	$(GO) run ./hack/gendocs -check
+
+# go mod tidy must leave every module of the repository unchanged.
+tidy-check:
+	$(GO) mod tidy -diff
+	cd hack/tools && $(GO) mod tidy -diff
+	cd hack/tools/krew && $(GO) mod tidy -diff
+
+# goreleaser check + a snapshot archive of this machine's target in dist/.
+release-check: $(GORELEASER)
+	GORELEASER=$(GORELEASER) ./hack/release-check.sh
+
+# Every archive of a release in dist/, nothing published.
+release-snapshot: $(GORELEASER)
+	$(GORELEASER) release --snapshot --clean
+
+# The krew manifest rendered for the archives in dist/, validated and
+# installed with krew into a temporary KREW_ROOT.
+krew-check: $(KREW) $(VALIDATE_KREW)
+	TOOLS=$(TOOLS_DIR) ./hack/krew-check.sh
 
 clean:
 	rm -rf bin dist

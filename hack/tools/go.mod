@@ -1,3 +1,8 @@
+// Pinned tools for release and lint (make tools builds them into bin/tools).
+// A module of their own, so their dependencies never reach the plugin's
+// go.mod: goreleaser v2.15.1 and golangci-lint v2.15.0 build on Go 1.26 here
+// (newer goreleaser releases need Go 1.27). krew lives in ./krew because its
+// go.mod needs client-go v11.0.0+incompatible, which would break goreleaser.
 module github.com/longhorn-engines/kubectl-longhorn-engines/hack/tools
 
 go 1.26.1

@@ -3,7 +3,9 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
@@ -15,10 +17,31 @@ import (
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
+	// A mistyped flag or command checked nothing: exit 2, never scan's 1
+	// ("findings"), so scripts cannot mistake a typo for a result.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.WithCode(cmdutil.ExitNoCheck, err) })
 	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		err = cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
 	code, printIt := cmdutil.CodeOf(err)
 	if printIt {
-		fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err.Error()))
 	}
 	return code
+}
+
+// oneLine keeps an error on one line: cobra puts its suggestions for a
+// mistyped command on lines of their own.
+func oneLine(msg string) string {
+	if head, names, ok := strings.Cut(msg, "\n\nDid you mean this?\n"); ok {
+		msg = head + " (did you mean " + strings.Join(strings.Fields(names), " or ") + "?)"
+	}
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

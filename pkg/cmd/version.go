@@ -21,7 +21,7 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:     "version",
 		Short:   "Print the plugin's version",
 		Example: "  kubectl longhorn-engines version",
-		Args:    cobra.NoArgs,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, c, d, b := Version, Commit, Date, BuiltBy
 			// go install builds carry no ldflags: fall back to the module's

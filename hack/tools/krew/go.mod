@@ -1,3 +1,6 @@
+// krew v0.4.3 and its validate-krew-manifest, pinned (make tools). Its own
+// module: krew requires k8s.io/client-go v11.0.0+incompatible, which sorts
+// above every v0.x client-go and would replace goreleaser's.
 module github.com/longhorn-engines/kubectl-longhorn-engines/hack/tools/krew
 
 go 1.26.0

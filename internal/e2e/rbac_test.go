@@ -1,0 +1,231 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+)
+
+// documentedRoles reads the Roles and ClusterRoles of docs/rbac.md, by name.
+func documentedRoles(t *testing.T) map[string][]rbacv1.PolicyRule {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(moduleRoot, "docs", "rbac.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string][]rbacv1.PolicyRule{}
+	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(b, -1) {
+		for _, doc := range bytes.Split(m[1], []byte("\n---\n")) {
+			var r struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+				Rules []rbacv1.PolicyRule `json:"rules"`
+			}
+			if err := yaml.Unmarshal(doc, &r); err != nil {
+				t.Fatalf("docs/rbac.md: %v\n%s", err, doc)
+			}
+			if r.Kind == "Role" || r.Kind == "ClusterRole" {
+				roles[r.Metadata.Name] = r.Rules
+			}
+		}
+	}
+	for _, name := range []string{"longhorn-engines-scan", "longhorn-engines-fix", "longhorn-engines-migrate", "longhorn-engines-migrate-workloads"} {
+		if len(roles[name]) == 0 {
+			t.Fatalf("docs/rbac.md has no rules for %s (have %v)", name, roles)
+		}
+	}
+	return roles
+}
+
+// userWith adds a user bound to the given rules in the Longhorn namespace
+// (as by a RoleBinding) and returns its kubeconfig.
+func userWith(t *testing.T, rules ...[]rbacv1.PolicyRule) string {
+	t.Helper()
+	path, err := cluster.AddUser(userName(t), concat(rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// clusterUserWith is userWith with the rules bound everywhere, for the
+// cluster-scoped ClusterRole (the test server binds all of one user's rules
+// the same way).
+func clusterUserWith(t *testing.T, rules ...[]rbacv1.PolicyRule) string {
+	t.Helper()
+	path, err := cluster.AddClusterUser(userName(t), concat(rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var users atomic.Int32
+
+// userName is unique per call: users outlive cluster resets.
+func userName(t *testing.T) string {
+	base := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-"))
+	return fmt.Sprintf("%s-%d", base, users.Add(1))
+}
+
+// without returns rules minus one resource.
+func without(rules []rbacv1.PolicyRule, resource string) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	for _, r := range rules {
+		r = *r.DeepCopy()
+		r.Resources = slices.DeleteFunc(r.Resources, func(s string) bool { return s == resource })
+		out = append(out, r)
+	}
+	return out
+}
+
+func concat(rules [][]rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	for _, r := range rules {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// Each command works for a user holding exactly the Role docs/rbac.md gives
+// it, and the next command's extra rules are really needed.
+func TestDocumentedRBAC(t *testing.T) {
+	roles := documentedRoles(t)
+	scanRole, fixRole := roles["longhorn-engines-scan"], roles["longhorn-engines-fix"]
+	migrateRole, workloads := roles["longhorn-engines-migrate"], roles["longhorn-engines-migrate-workloads"]
+
+	// 1.4.3: fix patches engines, migrate patches the volume; 1.5.1: fix
+	// deletes engines, scan lists and migrate patches volumeattachments.
+	for _, v := range []struct{ version, fixVerb, migrateWrites string }{
+		{"v1.4.3", "deactivated", "volume.longhorn.io"},
+		{"v1.5.1", "deleted", "volumeattachment.longhorn.io"},
+	} {
+		stuckObjs := fixture.TwoActiveEngines(v.version, stuckVolume)
+		staleEngine := fixture.EngineName(v.version, stuckVolume, 0)
+
+		t.Run("scan/"+v.version, func(t *testing.T) {
+			ctx := begin(t)
+			create(ctx, t, stuckObjs)
+			r := kubectlAs(ctx, t, userWith(t, scanRole), "longhorn-engines", "scan")
+			if r.Code != 1 || !strings.Contains(r.Stdout, staleEngine) || strings.Contains(strings.ToLower(r.Stderr), "warning") {
+				t.Errorf("scan with the scan Role: want exit 1 (a finding), no warning:\n%v", r)
+			}
+			// A missing permission: exit 2 and one error line (docs/rbac.md).
+			r = kubectlAs(ctx, t, userWith(t, without(scanRole, "engines")), "longhorn-engines", "scan")
+			if r.Code != 2 || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot list engines.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
+				t.Errorf("scan without engines: want exit 2 and one line \"error: forbidden: cannot list engines.longhorn.io ...\":\n%v", r)
+			}
+		})
+
+		t.Run("fix/"+v.version, func(t *testing.T) {
+			ctx := begin(t)
+			create(ctx, t, stuckObjs)
+			want := `engine.longhorn.io "` + staleEngine + `" ` + v.fixVerb + ` (server dry run)`
+			r := kubectlAs(ctx, t, userWith(t, fixRole), "longhorn-engines", "fix", stuckVolume, "--dry-run=server")
+			skipIfNotImplemented(t, r)
+			if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+				t.Errorf("fix --dry-run=server with the fix Role: want exit 0 and %q:\n%v", want, r)
+			}
+			// The server authorizes a dry run like the real write: scan's
+			// Role is not enough.
+			r = kubectlAs(ctx, t, userWith(t, scanRole), "longhorn-engines", "fix", stuckVolume, "--dry-run=server")
+			if r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, "forbidden") {
+				t.Errorf("fix --dry-run=server with only the scan Role should be forbidden:\n%v", r)
+			}
+			if !engineActive(ctx, t, staleEngine) {
+				t.Errorf("a server dry run changed %s", staleEngine)
+			}
+		})
+
+		t.Run("migrate/"+v.version, func(t *testing.T) {
+			ctx := begin(t)
+			create(ctx, t, fixture.Healthy(v.version, "pvc-idle"))
+			args := []string{"longhorn-engines", "migrate", "pvc-idle", "--to", fixture.NodeB, "--dry-run=server", "--yes"}
+			want := v.migrateWrites + ` "pvc-idle" patched (server dry run)`
+			r := kubectlAs(ctx, t, clusterUserWith(t, migrateRole, workloads), args...)
+			skipIfNotImplemented(t, r)
+			if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+				t.Errorf("migrate --dry-run=server with the migrate Role and ClusterRole: want exit 0 and %q:\n%v", want, r)
+			}
+			r = kubectlAs(ctx, t, clusterUserWith(t, migrateRole, workloads), "longhorn-engines", "migrate", "status", "pvc-idle")
+			if r.Code != 0 {
+				t.Errorf("migrate status with the migrate Role:\n%v", r)
+			}
+			// Without the ClusterRole, whether a workload uses the volume
+			// is unknown, and migrate refuses.
+			r = kubectlAs(ctx, t, userWith(t, migrateRole), args...)
+			if r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, "volumeattachments.storage.k8s.io") {
+				t.Errorf("migrate without the workloads ClusterRole should refuse, naming volumeattachments.storage.k8s.io:\n%v", r)
+			}
+		})
+	}
+}
+
+// A Role of docs/rbac.md that deploy/ also ships under the same name must
+// grant the same: applying one after the other must not change access.
+func TestDocumentedRolesMatchDeploy(t *testing.T) {
+	roles := documentedRoles(t)
+	files, _ := filepath.Glob(filepath.Join(moduleRoot, "deploy", "*.yaml"))
+	if len(files) == 0 {
+		t.Skip("no deploy/*.yaml")
+	}
+	compared := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range bytes.Split(b, []byte("\n---")) {
+			var r struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+				Rules []rbacv1.PolicyRule `json:"rules"`
+			}
+			if err := yaml.Unmarshal(doc, &r); err != nil || (r.Kind != "Role" && r.Kind != "ClusterRole") {
+				continue
+			}
+			mine, ok := roles[r.Metadata.Name]
+			if !ok {
+				continue
+			}
+			compared++
+			if got, want := grants(r.Rules), grants(mine); !slices.Equal(got, want) {
+				t.Errorf("%s: Role %s grants %v, docs/rbac.md grants %v", filepath.Base(f), r.Metadata.Name, got, want)
+			}
+		}
+	}
+	if compared == 0 {
+		t.Skip("deploy/ ships none of the Roles of docs/rbac.md")
+	}
+}
+
+// grants flattens rules into sorted "group/resource:verb" entries.
+func grants(rules []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					out = append(out, g+"/"+res+":"+v)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
