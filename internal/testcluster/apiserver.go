@@ -146,10 +146,22 @@ func (c *Cluster) newAPIServer(ln net.Listener) (*extensionsapiserver.CustomReso
 func (s *apiServer) stop() error {
 	s.cancel()
 	s.ln.closeConns()
-	select {
-	case <-s.done:
-	case <-time.After(time.Minute):
-		return errors.New("testcluster: API server did not stop within a minute")
+	// Clients reconnect at once (informers re-watch); a watch accepted
+	// before the server stops listening would hold its graceful shutdown
+	// for a minute, so keep cutting connections until it is done.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(time.Minute)
+wait:
+	for {
+		select {
+		case <-s.done:
+			break wait
+		case <-tick.C:
+			s.ln.closeConns()
+		case <-timeout:
+			return errors.New("testcluster: API server did not stop within a minute")
+		}
 	}
 	// Connections accepted while shutting down.
 	s.ln.closeConns()

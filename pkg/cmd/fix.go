@@ -1,18 +1,23 @@
 package cmd
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
 )
 
 func newFixCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := fix.NewOptions(cf, streams)
+	g := guard.NewOptions(o)
+	watch := false
 	c := &cobra.Command{
-		Use:   "fix (VOLUME... | --all)",
+		Use:   "fix (VOLUME... | --all | --watch [VOLUME...])",
 		Short: "Repair volumes with more than one active engine, never touching the engine that serves I/O",
 		Long: `Repair Longhorn volumes stuck with more than one active engine (longhorn#6642).
 
@@ -39,6 +44,17 @@ acting, fix waits until Longhorn has finished: one engine, on the current node,
 every replica active on it. If the replica flags end up inverted, fix stops
 all further changes and prints recovery steps.
 
+With --watch, fix is an upgrade guard: it watches volumes, engines, replicas
+(and, on 1.5+, volume attachments) for --for, every volume or only the named
+ones, and repairs a volume once it has stayed in a state fix would repair,
+unchanged (same engines), for --settle; a migration that is still confirming
+or cleaning up is never touched. Each repair runs the whole pipeline above.
+Every event is one line with an RFC 3339 time (events and repairs on stdout,
+progress and the summary on stderr). It survives watch expiry and API server
+restarts, stops on SIGTERM or Ctrl-C or after --for with a summary, and needs
+--yes unless stdin is a terminal (then it asks once, at start). It needs
+watch, and patch or delete on engines: see deploy/README.md.
+
 Exit status:
   0  every selected volume is healthy at the end (repaired, nothing to do, or
      Longhorn is still finishing a migration); for --dry-run, the plan can run
@@ -46,7 +62,10 @@ Exit status:
      plan was declined or not confirmed (no terminal and no --yes)
   2  the cluster could not be read: Longhorn missing, RBAC, unreachable,
      unknown volume, invalid flags
-  3  replica flags are inverted after a change: stopped, recover by hand`,
+  3  replica flags are inverted after a change: stopped, recover by hand
+With --watch: 0 nothing needs attention at the end; 1 some volume does (not
+repaired yet, a repair that did not end well, a state fix does not repair);
+2 the guard could not watch (RBAC, API, flags); 3 as above.`,
 		Example: `  # Show what would be done to one volume, change nothing
   kubectl longhorn-engines fix pvc-1234 --dry-run=client
 
@@ -57,9 +76,27 @@ Exit status:
   kubectl longhorn-engines fix --all --yes --backup-dir ./backup
 
   # Restore a volume's objects from a backup
-  kubectl apply -f ./backup/pvc-1234.yaml`,
+  kubectl apply -f ./backup/pvc-1234.yaml
+
+  # Guard a 6-hour upgrade window; repair what stays broken for a minute
+  kubectl longhorn-engines fix --watch --yes --for 6h --settle 60s --backup-dir ./backup
+
+  # Only report what the guard would do
+  kubectl longhorn-engines fix --watch --dry-run=client`,
 		ValidArgsFunction: completeVolumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if watch {
+				if err := g.Validate(args); err != nil {
+					return cmdutil.WithCode(fix.ExitNoCheck, err)
+				}
+				if err := g.Complete(args); err != nil {
+					return cmdutil.WithCode(fix.ExitNoCheck, err)
+				}
+				return g.Run(cmd.Context())
+			}
+			if cmd.Flags().Changed("for") || cmd.Flags().Changed("settle") {
+				return cmdutil.WithCode(fix.ExitNoCheck, errors.New("--for and --settle need --watch"))
+			}
 			if err := o.Validate(args); err != nil {
 				return cmdutil.WithCode(fix.ExitNoCheck, err)
 			}
@@ -79,6 +116,9 @@ Exit status:
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for each volume to verify")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "Volumes repaired at the same time")
 	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never")
+	f.BoolVarP(&watch, "watch", "w", false, "Guard the namespace: watch for --for and repair volumes that stay repairable for --settle")
+	f.DurationVar(&g.For, "for", g.For, "With --watch: how long to watch")
+	f.DurationVar(&g.Settle, "settle", g.Settle, "With --watch: how long a repairable state must last, unchanged, before it is repaired")
 	f.Lookup("dry-run").NoOptDefVal = "client"
 	registerEnumCompletion(c, "dry-run", fix.DryRunModes)
 	registerEnumCompletion(c, "strategy", fix.Strategies)

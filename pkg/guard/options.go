@@ -1,0 +1,171 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+)
+
+// Defaults of --for and --settle.
+const (
+	DefaultFor    = 6 * time.Hour
+	DefaultSettle = 60 * time.Second
+)
+
+// exitNoCheck is fix's code for "could not check": flags, RBAC, API.
+const exitNoCheck = fix.ExitNoCheck
+
+// Options is `fix --watch`: fix's own options (selection, --yes, --dry-run,
+// --strategy, --backup-dir, --wait, --timeout, --parallel, --color) plus
+// the window and the settle time.
+type Options struct {
+	Fix    *fix.Options
+	For    time.Duration
+	Settle time.Duration
+
+	namespace string
+	client    *inventory.Client
+	strategy  fix.Strategy
+	dryRun    fix.DryRun
+	now       func() time.Time
+}
+
+// NewOptions returns the defaults around fix's options, whose flags the
+// command shares.
+func NewOptions(f *fix.Options) *Options {
+	return &Options{Fix: f, For: DefaultFor, Settle: DefaultSettle, now: time.Now}
+}
+
+// Validate checks the flags before any request. Volume names are optional:
+// without them (or with --all) every volume is watched.
+func (o *Options) Validate(args []string) error {
+	f := o.Fix
+	if len(args) > 0 && f.All {
+		return errors.New("name volumes or pass --all, not both")
+	}
+	s, err := fix.ParseStrategy(f.Strategy)
+	if err != nil {
+		return err
+	}
+	o.strategy = s
+	switch f.DryRun {
+	case "none", "client", "server":
+		o.dryRun = fix.DryRun(f.DryRun)
+	default:
+		return fmt.Errorf("--dry-run must be none, client or server (got %q)", f.DryRun)
+	}
+	switch {
+	case o.For <= 0:
+		return errors.New("--for must be positive")
+	case o.Settle <= 0:
+		return errors.New("--settle must be positive: the guard acts only on a state that lasts")
+	case f.Timeout <= 0:
+		return errors.New("--timeout must be positive")
+	case f.Parallel < 1:
+		return errors.New("--parallel must be at least 1")
+	}
+	return cmdutil.ValidateColor(f.Color)
+}
+
+// Complete takes the volume names and resolves the namespace and client.
+func (o *Options) Complete(args []string) error {
+	o.Fix.Volumes = args
+	o.namespace = cmdutil.Namespace(o.Fix.ConfigFlags)
+	if o.client != nil {
+		return nil
+	}
+	c, err := inventory.FromFlags(o.Fix.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Run guards the namespace until ctx ends or --for passes. The error carries
+// the exit code: 0 nothing stayed unrepaired, 1 something did (or the run
+// was not confirmed), 2 could not watch (RBAC, API, flags), 3 replica flags
+// inverted after a repair.
+func (o *Options) Run(ctx context.Context) error {
+	f := o.Fix
+	out, errOut := newStamper(f.Out), newStamper(f.ErrOut)
+	defer out.Flush()
+	defer errOut.Flush()
+
+	if o.dryRun == fix.DryRunNone && !f.Yes {
+		if !isTerminal(f.In) {
+			return cmdutil.WithCode(fix.ExitNotDone, errors.New("stdin is not a terminal and --yes was not given: the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report"))
+		}
+		q := fmt.Sprintf("Repair volumes in namespace %s automatically, without asking again, for the next %s?", o.namespace, o.For)
+		if !confirm(f.In, f.ErrOut, q) {
+			return cmdutil.WithCode(fix.ExitNotDone, errors.New("aborted: nothing was watched or changed"))
+		}
+	}
+
+	ver, src, err := inventory.ReadVersion(ctx, o.client, o.namespace)
+	if err != nil {
+		return cmdutil.WithCode(exitNoCheck, err)
+	}
+	if !ver.Known() {
+		errOut.Printf("warning: Longhorn version unknown (%s): findings are reported, nothing is repaired", src)
+	} else if !ver.Affected() {
+		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard reports what it sees and repairs nothing", ver)
+	}
+	if err := preflight(ctx, o.client, o.namespace, watchedResources(ver), writeVerbs(ver, o.strategy, o.dryRun)); err != nil {
+		return cmdutil.WithCode(exitNoCheck, err)
+	}
+
+	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out))}
+	r := &fix.Repairer{
+		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
+		Wait: f.Wait, Timeout: f.Timeout, PollInterval: pollInterval(),
+		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr,
+	}
+	backupDir := ""
+	if o.dryRun == fix.DryRunNone {
+		backupDir = f.BackupDir
+		if backupDir == "" {
+			backupDir = fix.DefaultBackupDir(o.now())
+		}
+		b, err := fix.OpenBackup(backupDir)
+		if err != nil {
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+		}
+		defer b.Close()
+		r.Backup = b
+		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.namespace, ver, o.strategy, o.For, o.Settle, f.Volumes); err != nil {
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+		}
+		errOut.Printf("Backups and the action log go to %s", backupDir)
+	}
+
+	g := New(Config{
+		Client: o.client, Namespace: o.namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
+		Version: ver, Repairer: r, Parallel: f.Parallel,
+	}, out, errOut)
+	rep, err := g.Run(ctx)
+	if rep != nil {
+		rep.print(errOut, backupDir)
+		if r.Backup != nil {
+			_ = r.Backup.Log.Printf("guard stop reason=%q repairs=%d unrepaired=%d", rep.Reason, len(rep.Outcomes), len(rep.Unrepaired))
+		}
+	}
+	if err != nil {
+		return cmdutil.WithCode(exitNoCheck, err)
+	}
+	switch code := rep.ExitCode(); code {
+	case fix.ExitOK:
+		return nil
+	case fix.ExitInverted:
+		return cmdutil.WithCode(code, fmt.Errorf("stopped: replica flags are inverted on volume(s) %s; follow the recovery steps above before running fix again", strings.Join(rep.Inverted, ", ")))
+	default:
+		return cmdutil.Silent(code)
+	}
+}

@@ -1,0 +1,360 @@
+package guard_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+const deployDir = "../../deploy"
+
+// userSeq keeps user names unique across -count runs (users cannot be
+// removed from the test cluster).
+var userSeq atomic.Int64
+
+// manifest splits a deploy/ file into its documents, keyed by kind.
+func manifest(t *testing.T, file string) map[string][]byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string][]byte{}
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if head.Kind == "" {
+			continue
+		}
+		if _, dup := docs[head.Kind]; dup {
+			t.Fatalf("%s: two %s objects", file, head.Kind)
+		}
+		if head.Metadata.Namespace != longhorn.DefaultNamespace {
+			t.Errorf("%s: %s in namespace %q, want %s", file, head.Kind, head.Metadata.Namespace, longhorn.DefaultNamespace)
+		}
+		docs[head.Kind] = []byte(doc)
+	}
+	return docs
+}
+
+// roleRules returns the Role of a deploy/ RBAC file after checking that the
+// file is a ServiceAccount, a namespaced Role and a RoleBinding of one to
+// the other, with no cluster-wide object and no wildcard.
+func roleRules(t *testing.T, file string) []rbacv1.PolicyRule {
+	t.Helper()
+	docs := manifest(t, file)
+	var kinds []string
+	for k := range docs {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	if strings.Join(kinds, ",") != "Role,RoleBinding,ServiceAccount" {
+		t.Fatalf("%s holds %v, want exactly a ServiceAccount, a Role and a RoleBinding", file, kinds)
+	}
+	var role rbacv1.Role
+	var rb rbacv1.RoleBinding
+	var sa struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	for kind, into := range map[string]any{"Role": &role, "RoleBinding": &rb} {
+		if err := yaml.UnmarshalStrict(docs[kind], into); err != nil {
+			t.Fatalf("%s: %s: %v", file, kind, err)
+		}
+	}
+	if err := yaml.Unmarshal(docs["ServiceAccount"], &sa); err != nil {
+		t.Fatal(err)
+	}
+	if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != role.Name || len(rb.Subjects) != 1 ||
+		rb.Subjects[0].Kind != "ServiceAccount" || rb.Subjects[0].Name != sa.Metadata.Name || rb.Subjects[0].Namespace != longhorn.DefaultNamespace {
+		t.Errorf("%s: the RoleBinding does not bind Role %s to ServiceAccount %s: %+v", file, role.Name, sa.Metadata.Name, rb)
+	}
+	for _, r := range role.Rules {
+		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 || !slices.Equal(r.APIGroups, []string{longhorn.Group}) {
+			t.Errorf("%s: rule %+v is not limited to longhorn.io resources", file, r)
+		}
+		if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") {
+			t.Errorf("%s: wildcard in %+v", file, r)
+		}
+	}
+	return role.Rules
+}
+
+// verbsOn lists the verbs rules grant on a longhorn.io resource.
+func verbsOn(rules []rbacv1.PolicyRule, resource string) []string {
+	var out []string
+	for _, r := range rules {
+		if slices.Contains(r.Resources, resource) {
+			out = append(out, r.Verbs...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// without returns rules with verb removed on resource (the rule is split so
+// that the other resources keep it).
+func without(rules []rbacv1.PolicyRule, resource, verb string) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	for _, r := range rules {
+		if !slices.Contains(r.Resources, resource) || !slices.Contains(r.Verbs, verb) {
+			out = append(out, r)
+			continue
+		}
+		others := slices.DeleteFunc(slices.Clone(r.Resources), func(s string) bool { return s == resource })
+		if len(others) > 0 {
+			out = append(out, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: others, Verbs: r.Verbs})
+		}
+		if verbs := slices.DeleteFunc(slices.Clone(r.Verbs), func(s string) bool { return s == verb }); len(verbs) > 0 {
+			out = append(out, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: []string{resource}, Verbs: verbs})
+		}
+	}
+	return out
+}
+
+// The Roles grant what each command needs and nothing else: read-only for
+// scan; for the guard, watch only where it watches and writes only on
+// engines. The Job runs the guard as the bound ServiceAccount, with a
+// deadline a bit over its window.
+func TestDeployManifests(t *testing.T) {
+	all := []string{"instancemanagers", "nodes", "replicas", "settings", "volumeattachments", "volumes", "engines"}
+	scan := roleRules(t, "rbac-scan.yaml")
+	for _, res := range all {
+		if v := verbsOn(scan, res); !slices.Equal(v, []string{"get", "list"}) {
+			t.Errorf("scan role: %s: %v, want get, list", res, v)
+		}
+	}
+	g := roleRules(t, "rbac-guard.yaml")
+	want := map[string][]string{
+		"volumes": {"get", "list", "watch"}, "replicas": {"get", "list", "watch"}, "volumeattachments": {"get", "list", "watch"},
+		"settings": {"get", "list", "watch"}, "engines": {"delete", "get", "list", "patch", "watch"},
+		"instancemanagers": {"get", "list"}, "nodes": {"get", "list"},
+	}
+	for res, w := range want {
+		if v := verbsOn(g, res); !slices.Equal(v, w) {
+			t.Errorf("guard role: %s: %v, want %v", res, v, w)
+		}
+	}
+
+	docs := manifest(t, "guard-job.yaml")
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(docs["Job"], &job); err != nil {
+		t.Fatal(err)
+	}
+	var sa struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(manifest(t, "rbac-guard.yaml")["ServiceAccount"], &sa); err != nil {
+		t.Fatal(err)
+	}
+	spec := job.Spec.Template.Spec
+	if spec.ServiceAccountName != sa.Metadata.Name {
+		t.Errorf("the Job runs as %q, the guard Role is bound to %q", spec.ServiceAccountName, sa.Metadata.Name)
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	args := jobArgs(t)
+	if !slices.Equal(c.Command, []string{"kubectl-longhorn_engines"}) || !slices.Equal(args[:3], []string{"fix", "--watch", "--yes"}) {
+		t.Errorf("the Job runs %v %v", c.Command, args)
+	}
+	window := argDuration(t, args, "--for")
+	if argDuration(t, args, "--settle") <= 0 {
+		t.Error("no --settle")
+	}
+	deadline := time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second
+	if deadline <= window+5*time.Minute || deadline > window+time.Hour {
+		t.Errorf("activeDeadlineSeconds %s, --for %s: want a bit over --for plus fix's --timeout", deadline, window)
+	}
+	if spec.RestartPolicy != "Never" || job.Spec.PodFailurePolicy == nil {
+		t.Errorf("restartPolicy %s, podFailurePolicy %v", spec.RestartPolicy, job.Spec.PodFailurePolicy)
+	} else {
+		final := job.Spec.PodFailurePolicy.Rules[0]
+		if final.Action != batchv1.PodFailurePolicyActionFailJob || final.OnExitCodes == nil ||
+			!slices.Equal(final.OnExitCodes.Values, []int32{fix.ExitNotDone, fix.ExitNoCheck, fix.ExitInverted}) {
+			t.Errorf("the guard's exit codes do not fail the Job: %+v", final)
+		}
+	}
+	if !strings.Contains(c.Image, "VERSION") {
+		t.Errorf("image %q: the placeholder is documented in deploy/README.md", c.Image)
+	}
+	if _, err := os.Stat(filepath.Join(deployDir, "README.md")); err != nil {
+		t.Error(err)
+	}
+}
+
+// jobArgs are the guard's arguments in deploy/guard-job.yaml.
+func jobArgs(t *testing.T) []string {
+	t.Helper()
+	var job batchv1.Job
+	if err := yaml.Unmarshal(manifest(t, "guard-job.yaml")["Job"], &job); err != nil {
+		t.Fatal(err)
+	}
+	return job.Spec.Template.Spec.Containers[0].Args
+}
+
+func argDuration(t *testing.T, args []string, flag string) time.Duration {
+	t.Helper()
+	i := slices.Index(args, flag)
+	if i < 0 || i+1 >= len(args) {
+		t.Fatalf("no %s in %v", flag, args)
+	}
+	d, err := time.ParseDuration(args[i+1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// The Roles, fed to the test cluster's authorizer as the only permissions
+// of a user: the Job's exact command line runs as the guard Role and repairs
+// the bug; one missing verb (a write verb the repair needs, or watch) stops
+// the guard at start with one error line naming the verb and the resource;
+// the scan Role scans and cannot guard; scan without list on engines says
+// so in one line. (AddUser binds in longhorn-system, so these tests share
+// that namespace and do not run in parallel.)
+func TestDeployRoles(t *testing.T) {
+	ns := cluster.Namespace()
+	// Not parallel, so no other test is running: start from an empty
+	// cluster (a previous -count run left its objects in longhorn-system).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cluster.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	run := userSeq.Add(1)
+	e := newSim(t, "v1.4.3", ns)
+	guardRules := roleRules(t, "rbac-guard.yaml")
+	scanRules := roleRules(t, "rbac-scan.yaml")
+	user := func(name string, rules []rbacv1.PolicyRule) string {
+		t.Helper()
+		kc, err := cluster.AddUser(fmt.Sprintf("%s-%d", name, run), rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kc
+	}
+	oneError := func(t *testing.T, args []string, kc string, code int, want string) {
+		t.Helper()
+		res := runCmd(t, e.ctx, kc, args...)
+		if res.Code != code {
+			t.Errorf("exit %d, want %d", res.Code, code)
+		}
+		if res.Stdout != "" || strings.Count(res.Stderr, "\n") != 1 || !strings.HasPrefix(res.Stderr, want) {
+			t.Errorf("want one line starting %q:\n%s", want, res)
+		}
+	}
+	guardArgs := []string{"fix", "--watch", "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir()}
+
+	t.Run("guard role repairs", func(t *testing.T) {
+		vol := "vol-rbac"
+		_, mig := e.produceBug(vol)
+		// The Job's own command line, with a short settle and a writable
+		// backup folder (later flags win).
+		args := append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir())
+		g := startCommand(t, e.ctx, user("guard", guardRules), ns, args)
+		if out := g.awaitOutcome(e.ctx, vol, 1); out.Result != fix.ResultRepaired {
+			t.Errorf("outcome %s: %s", out.Result, out.Detail)
+		}
+		e.converged(vol, mig)
+		res := g.stop()
+		if res.Code != 0 {
+			t.Errorf("exit %d", res.Code)
+		}
+		lacks(t, "output", res.Stdout+res.Stderr, "forbidden")
+	})
+	t.Run("guard role without patch on engines", func(t *testing.T) {
+		oneError(t, guardArgs, user("guard-no-patch", without(guardRules, "engines", "patch")), fix.ExitNoCheck,
+			`error: forbidden: cannot patch engines.longhorn.io in namespace "longhorn-system": `)
+	})
+	t.Run("guard role without watch on replicas", func(t *testing.T) {
+		oneError(t, guardArgs, user("guard-no-watch", without(guardRules, "replicas", "watch")), fix.ExitNoCheck,
+			`error: forbidden: cannot watch replicas.longhorn.io in namespace "longhorn-system": `)
+	})
+	t.Run("scan role cannot guard", func(t *testing.T) {
+		oneError(t, guardArgs, user("scan-guard", scanRules), fix.ExitNoCheck, `error: forbidden: cannot watch `)
+	})
+	t.Run("scan role scans", func(t *testing.T) {
+		e.produceBug("vol-scan")
+		res := runCmd(t, e.ctx, user("scan", scanRules), "scan")
+		if res.Code != 1 {
+			t.Errorf("exit %d, want 1 (a finding)", res.Code)
+		}
+		contains(t, "stdout", res.Stdout, "vol-scan", "MultipleActiveEngines")
+		lacks(t, "stderr", res.Stderr, "forbidden", "warning")
+	})
+	t.Run("scan role without list on engines", func(t *testing.T) {
+		oneError(t, []string{"scan"}, user("scan-no-list", without(scanRules, "engines", "list")), 2,
+			`error: forbidden: cannot list engines.longhorn.io in namespace "longhorn-system": `)
+	})
+}
+
+// An API server restart in the middle of the watch is survived: the guard
+// reports the interruption and that it watches again, and a bug produced
+// after the restart is repaired. (Not parallel: the restart cuts every
+// test's connections.)
+func TestGuardSurvivesAPIServerRestart(t *testing.T) {
+	e := newSim(t, "v1.4.3", "")
+	vol := "vol-restart"
+	e.attachedOnA(vol)
+	g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
+	t0 := time.Now()
+	if err := cluster.RestartAPIServer(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("API server restarted in %s", time.Since(t0).Round(time.Millisecond))
+
+	_, mig := e.migrateToB(vol)
+	e.confirmWithFault(vol)
+	if out := g.awaitOutcome(e.ctx, vol, 1); out.Result != fix.ResultRepaired {
+		t.Errorf("outcome %s: %s", out.Result, out.Detail)
+	}
+	e.converged(vol, mig)
+	res := g.stop()
+	if res.Code != 0 {
+		t.Errorf("exit %d", res.Code)
+	}
+	// Each informer reports that its watch was cut, then that it listed or
+	// watched again.
+	stderr := parseLines(t, "stderr", res.Stderr)
+	for _, r := range []string{"volumes", "engines", "replicas", "settings"} {
+		gr := r + ".longhorn.io"
+		lost, ok := firstLine(stderr, "the watch on "+gr)
+		if !ok || lost.at.Before(t0) {
+			t.Errorf("%s: no interruption reported after the restart", gr)
+			continue
+		}
+		var back *stamped
+		for i := range stderr {
+			if l := stderr[i]; strings.HasPrefix(l.text, gr) && !l.at.Before(lost.at) &&
+				(strings.Contains(l.text, "re-listed") || strings.Contains(l.text, "watching again")) {
+				back = &l
+				break
+			}
+		}
+		if back == nil {
+			t.Errorf("%s: no re-list or re-watch reported after %q", gr, lost.text)
+		}
+	}
+	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-restart" MultipleActiveEngines`, `volume.longhorn.io "vol-restart" repaired`)
+}
