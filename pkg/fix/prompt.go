@@ -1,44 +1,22 @@
 package fix
 
 import (
-	"bufio"
-	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
-// isTerminal tells whether in is an interactive terminal. fix reads stdin
-// only then: a pipe or /dev/null never answers a question, and a script
-// must say --yes.
+// isTerminal is cmdutil.IsTerminal, unless a test stands in for a terminal.
 func isTerminal(in io.Reader) bool {
 	if testHooks.Terminal != nil {
 		return testHooks.Terminal(in)
 	}
-	f, ok := in.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return cmdutil.IsTerminal(in)
 }
 
-// confirm asks question on errOut and reads one line from in; only "y" or
-// "yes" (any case) agree. End of input is a no.
-func confirm(in io.Reader, errOut io.Writer, question string) bool {
-	fmt.Fprintf(errOut, "%s [y/N]: ", question)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		fmt.Fprintln(errOut)
-		return false
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true
-	}
-	return false
-}
+// confirm is cmdutil.Confirm.
+var confirm = cmdutil.Confirm
 
 // testHooks let tests of this package reach into a run of the real command
 // tree. They are nil in production.
