@@ -21,27 +21,27 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, version)
 			vol := "vol-never-ready"
-			fid := e.s.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 			e.createAttached(vol)
-			if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
+			if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
 				t.Fatal(err)
 			}
-			e.waitFor("migration engine placed but not running", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			e.WaitFor("migration engine placed but not running", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 				m := engineOn(es, nodeB)
 				return m != nil && m.Spec.DesireState == longhorn.StateRunning && m.Status.CurrentState == longhorn.StateStarting
 			})
-			if e.s.FaultHits(fid) == 0 {
+			if e.Sim.FaultHits(fid) == 0 {
 				t.Error("fault never fired")
 			}
-			err := e.s.Detach(e.ctx, vol, nodeA)
-			if e.s.Version().HasVolumeAttachments() {
+			err := e.Sim.Detach(e.Ctx, vol, nodeA)
+			if e.Sim.Version().HasVolumeAttachments() {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e.await("confirm held back", func() bool {
+				e.Await("confirm held back", func() bool {
 					return e.logged(vol, "is in progress for synchronizing snapshots")
 				})
-				v, es, rs := e.state(vol)
+				v, es, rs := e.State(vol)
 				if v.Spec.NodeID != nodeA || v.Spec.MigrationNodeID != nodeB || activeCount(es) != 1 || !engineOn(es, nodeA).Spec.Active {
 					t.Errorf("confirmed without a ready migration engine:\n%s", lhsim.Describe(v, es, rs))
 				}
@@ -51,18 +51,18 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 				if st.Satisfied || len(st.Conditions) == 0 || st.Conditions[0].Message != "waiting for volume to migrate to node "+nodeB {
 					t.Errorf("node-b ticket status %+v", st)
 				}
-				e.s.ClearFaults()
+				e.Sim.ClearFaults()
 			} else {
 				if err == nil || !strings.Contains(err.Error(), "migration is not ready yet") {
 					t.Fatalf("confirm of an unready migration: err %v", err)
 				}
-				e.s.ClearFaults()
-				e.waitFor("migration engine ready", vol, migrationReady)
-				if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+				e.Sim.ClearFaults()
+				e.WaitFor("migration engine ready", vol, migrationReady)
+				if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 					t.Fatal(err)
 				}
 			}
-			e.waitFor("confirmed on node-b", vol, settled(nodeB))
+			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
 			e.expectNoDataLoss(vol)
 		})
 	}
@@ -77,20 +77,20 @@ func TestFinalizerStuck(t *testing.T) {
 	vol := "vol-stuck"
 	e.createAttached(vol)
 	e.startMigration(vol)
-	_, es, _ := e.state(vol)
+	_, es, _ := e.State(vol)
 	old := engineOn(es, nodeA).Name
-	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Engine: old})
-	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Engine: old})
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("old engine Terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("old engine Terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		o := engineOn(es, nodeA)
 		return len(es) == 2 && o != nil && o.DeletionTimestamp != nil && engineOn(es, nodeB).Spec.Active
 	})
-	e.await("finalizer held at least twice", func() bool { return e.s.FaultHits(fid) >= 2 })
+	e.Await("finalizer held at least twice", func() bool { return e.Sim.FaultHits(fid) >= 2 })
 	// GetCurrentEngineAndExtras ignores deletionTimestamp: the pending
 	// cleanup fails every volume sync, on fixed releases too
-	e.await("BUG while the old engine is Terminating", func() bool {
+	e.Await("BUG while the old engine is Terminating", func() bool {
 		return e.hasSyncError(vol, "BUG: found the second active engine")
 	})
 	u := e.get(longhorn.Engines, old)
@@ -100,11 +100,11 @@ func TestFinalizerStuck(t *testing.T) {
 	if active, _, _ := unstructured.NestedBool(u.Object, "spec", "active"); !active {
 		t.Error("a deleted old engine keeps spec.active=true until it is gone")
 	}
-	if procs := e.s.Processes(nodeA); contains(procs, old) {
+	if procs := e.Sim.Processes(nodeA); contains(procs, old) {
 		t.Errorf("process of the deleted engine still runs: %v", procs)
 	}
-	e.s.ClearFaults()
-	e.waitFor("confirmed on node-b", vol, settled(nodeB))
+	e.Sim.ClearFaults()
+	e.WaitFor("confirmed on node-b", vol, settled(nodeB))
 	e.expectNoDataLoss(vol)
 }
 
@@ -119,15 +119,15 @@ func TestOrphanProcess(t *testing.T) {
 			vol := "vol-orphan"
 			e.createAttached(vol)
 			e.startMigration(vol)
-			_, es, _ := e.state(vol)
+			_, es, _ := e.State(vol)
 			oldE := engineOn(es, nodeA)
 			old, im := oldE.Name, oldE.Status.InstanceManagerName
-			e.s.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: vol, Engine: lhsim.RoleOld})
-			if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+			e.Sim.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: vol, Engine: lhsim.RoleOld})
+			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 				t.Fatal(err)
 			}
-			e.waitFor("confirmed on node-b", vol, settled(nodeB))
-			if got := e.s.OrphanProcesses(); !contains(got, old) {
+			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+			if got := e.Sim.OrphanProcesses(); !contains(got, old) {
 				t.Fatalf("orphans %v, want %s", got, old)
 			}
 			listed := func() bool {
@@ -138,9 +138,9 @@ func TestOrphanProcess(t *testing.T) {
 				}
 				return contains(imo.EngineProcessNames(), old)
 			}
-			e.await("orphan listed in "+im, listed)
-			e.s.KillProcess(old)
-			e.await("orphan gone from "+im, func() bool { return !listed() })
+			e.Await("orphan listed in "+im, listed)
+			e.Sim.KillProcess(old)
+			e.Await("orphan gone from "+im, func() bool { return !listed() })
 		})
 	}
 }
@@ -152,19 +152,19 @@ func TestEngineCrashDuringMigration(t *testing.T) {
 	e := newEnv(t, "v1.4.3")
 	vol := "vol-crash"
 	e.createAttached(vol)
-	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
-	if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
+	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
+	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
 		t.Fatal(err)
 	}
-	e.await("crash reverted", func() bool { return e.logged(vol, "The migration engine or all migration replicas crashed") })
-	e.waitFor("migration engine ready again", vol, migrationReady)
-	if h := e.s.FaultHits(fid); h != 1 {
+	e.Await("crash reverted", func() bool { return e.logged(vol, "The migration engine or all migration replicas crashed") })
+	e.WaitFor("migration engine ready again", vol, migrationReady)
+	if h := e.Sim.FaultHits(fid); h != 1 {
 		t.Errorf("crashed %d times, want 1", h)
 	}
-	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("confirmed on node-b", vol, settled(nodeB))
+	e.WaitFor("confirmed on node-b", vol, settled(nodeB))
 	e.expectNoDataLoss(vol)
 }
 
@@ -180,11 +180,11 @@ func TestDirectWritesUndone(t *testing.T) {
 	if err := unstructured.SetNestedField(u.Object, nodeB, "spec", "migrationNodeID"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.ns).Update(e.ctx, u, metav1.UpdateOptions{}); err != nil {
+	if _, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Update(e.Ctx, u, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.await("rolled back", func() bool { return e.logged(vol, "Rolling back migration") })
-	e.waitFor("back on node-a alone", vol, settled(nodeA))
+	e.Await("rolled back", func() bool { return e.logged(vol, "Rolling back migration") })
+	e.WaitFor("back on node-a alone", vol, settled(nodeA))
 }
 
 // TestSetup checks the Setting and the instance managers per release.
@@ -201,7 +201,7 @@ func TestSetup(t *testing.T) {
 			if v, _, _ := unstructured.NestedString(u.Object, "value"); v != tc.version {
 				t.Errorf("setting value %q", v)
 			}
-			l, err := cluster.Dynamic().Resource(longhorn.InstanceManagers.GVR()).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
+			l, err := cluster.Dynamic().Resource(longhorn.InstanceManagers.GVR()).Namespace(e.NS).List(e.Ctx, metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,41 +239,41 @@ func contains(l []string, s string) bool {
 func TestTicketRules(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "v1.12.1")
-	if err := e.s.AddNode(e.ctx, "node-c", lhsim.NodeOptions{}); err != nil {
+	if err := e.Sim.AddNode(e.Ctx, "node-c", lhsim.NodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	vol := "vol-tickets"
-	if err := e.s.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA}}); err != nil {
+	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.s.Attach(e.ctx, vol, nodeA); err != nil {
+	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("attached to node-a", vol, settled(nodeA))
-	if err := e.s.SetNodeReady(e.ctx, nodeB, false); err != nil {
+	e.WaitFor("attached to node-a", vol, settled(nodeA))
+	if err := e.Sim.SetNodeReady(e.Ctx, nodeB, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
+	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
 		t.Fatal(err)
 	}
-	e.await("migration held back", func() bool { return e.logged(vol, "target node "+nodeB+" not ready") })
-	if v, es, rs := e.state(vol); v.Spec.MigrationNodeID != "" || len(es) != 1 {
+	e.Await("migration held back", func() bool { return e.logged(vol, "target node "+nodeB+" not ready") })
+	if v, es, rs := e.State(vol); v.Spec.MigrationNodeID != "" || len(es) != 1 {
 		t.Errorf("migration started towards a node that is not Ready:\n%s", lhsim.Describe(v, es, rs))
 	}
-	if err := e.s.Attach(e.ctx, vol, "node-c"); err == nil || !strings.Contains(err.Error(), "more than two nodes") {
+	if err := e.Sim.Attach(e.Ctx, vol, "node-c"); err == nil || !strings.Contains(err.Error(), "more than two nodes") {
 		t.Errorf("third csi ticket: err %v", err)
 	}
-	if err := e.s.SetNodeReady(e.ctx, nodeB, true); err != nil {
+	if err := e.Sim.SetNodeReady(e.Ctx, nodeB, true); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		m := engineOn(es, nodeB)
 		return v.Spec.MigrationNodeID == nodeB && m != nil && m.Status.CurrentState == longhorn.StateRunning
 	})
-	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("confirmed on node-b", vol, settled(nodeB))
+	e.WaitFor("confirmed on node-b", vol, settled(nodeB))
 }
 
 // TestDeleteVolume: deleting a Volume deletes its engines, replicas and
@@ -284,16 +284,16 @@ func TestDeleteVolume(t *testing.T) {
 	vol := "vol-delete"
 	e.createAttached(vol)
 	e.deleteObject(longhorn.Volumes, vol)
-	e.await("everything gone", func() bool {
+	e.Await("everything gone", func() bool {
 		for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments} {
-			l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
+			l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).List(e.Ctx, metav1.ListOptions{})
 			if err != nil || len(l.Items) > 0 {
 				return false
 			}
 		}
 		return true
 	})
-	if got := e.s.Processes(nodeA); len(got) != 0 {
+	if got := e.Sim.Processes(nodeA); len(got) != 0 {
 		t.Errorf("processes left on %s: %v", nodeA, got)
 	}
 }
@@ -306,15 +306,15 @@ func TestBugViaUpdateConflict(t *testing.T) {
 	vol := "vol-conflict"
 	e.createAttached(vol)
 	e.startMigration(vol)
-	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineUpdate, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
-	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineUpdate, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		return len(es) == 2 && activeCount(es) == 2 && v.Status.CurrentNodeID == nodeB
 	})
-	e.await("BUG sync error", func() bool { return e.hasSyncError(vol, "BUG: found the second active engine") })
-	if h := e.s.FaultHits(fid); h != 1 {
+	e.Await("BUG sync error", func() bool { return e.hasSyncError(vol, "BUG: found the second active engine") })
+	if h := e.Sim.FaultHits(fid); h != 1 {
 		t.Errorf("FailEngineUpdate fired %d times", h)
 	}
 }

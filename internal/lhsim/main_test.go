@@ -1,10 +1,8 @@
 package lhsim_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -36,70 +35,11 @@ var nsSeq atomic.Int64
 
 // env is one test's simulator in a namespace of its own, with nodes
 // node-a and node-b.
-type env struct {
-	t   *testing.T
-	ctx context.Context
-	s   *lhsim.Sim
-	ns  string
-}
+type env struct{ *simtest.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	ns := fmt.Sprintf("lhsim-%d", nsSeq.Add(1))
-	var logf func(string, ...any)
-	if os.Getenv("LHSIM_LOGS") == "1" {
-		logf = t.Logf
-	}
-	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: version, Logf: logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	if err := s.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Stop()
-		cancel()
-		if t.Failed() && logf == nil {
-			t.Logf("simulator log (%s, Longhorn %s):\n%s", ns, version, strings.Join(s.Logs(""), "\n"))
-		}
-	})
-	e := &env{t: t, ctx: ctx, s: s, ns: ns}
-	for _, n := range []string{nodeA, nodeB} {
-		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return e
-}
-
-func (e *env) waitFor(what, vol string, cond func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
-	defer cancel()
-	if err := e.s.WaitFor(ctx, vol, cond); err != nil {
-		e.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (e *env) await(what string, cond func() bool) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
-	defer cancel()
-	if err := e.s.Await(ctx, cond); err != nil {
-		e.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (e *env) state(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
-	e.t.Helper()
-	v, es, rs, err := e.s.State(e.ctx, vol)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return v, es, rs
+	return &env{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("lhsim-%d", nsSeq.Add(1)), version, 2*time.Minute, waitTimeout)}
 }
 
 func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
@@ -147,18 +87,18 @@ func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.R
 // createAttached creates a migratable volume with a replica on each node
 // and attaches it to node-a.
 func (e *env) createAttached(vol string) {
-	e.t.Helper()
-	if err := e.s.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("volume created detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+	e.WaitFor("volume created detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
 	})
-	if err := e.s.Attach(e.ctx, vol, nodeA); err != nil {
-		e.t.Fatal(err)
+	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("attached to node-a", vol, settled(nodeA))
-	e.waitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("attached to node-a", vol, settled(nodeA))
+	e.WaitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 		return v.Status.Robustness == longhorn.RobustnessHealthy
 	})
 }
@@ -166,14 +106,14 @@ func (e *env) createAttached(vol string) {
 // startMigration attaches the volume to node-b too and waits until the
 // migration engine is ready (and, on 1.5+, node-b's ticket satisfied).
 func (e *env) startMigration(vol string) {
-	e.t.Helper()
-	if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("migration engine ready", vol, migrationReady)
-	if e.s.Version().HasVolumeAttachments() {
+	e.WaitFor("migration engine ready", vol, migrationReady)
+	if e.Sim.Version().HasVolumeAttachments() {
 		id := longhorn.CSITicketID(vol, nodeB)
-		e.await("node-b ticket satisfied", func() bool {
+		e.Await("node-b ticket satisfied", func() bool {
 			va := e.va(vol)
 			return va != nil && va.Satisfied(id)
 		})
@@ -196,7 +136,7 @@ func migrationReady(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Repl
 }
 
 func (e *env) va(vol string) *longhorn.VolumeAttachment {
-	va, err := e.s.VolumeAttachment(e.ctx, vol)
+	va, err := e.Sim.VolumeAttachment(e.Ctx, vol)
 	if err != nil {
 		return nil
 	}
@@ -204,32 +144,32 @@ func (e *env) va(vol string) *longhorn.VolumeAttachment {
 }
 
 func (e *env) get(r longhorn.Resource, name string) *unstructured.Unstructured {
-	e.t.Helper()
-	u, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	e.T.Helper()
+	u, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).Get(e.Ctx, name, metav1.GetOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return u
 }
 
 func (e *env) patchEngineInactive(name string) {
-	e.t.Helper()
-	_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.ns).Patch(e.ctx, name, types.JSONPatchType,
+	e.T.Helper()
+	_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, name, types.JSONPatchType,
 		[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 }
 
 func (e *env) deleteObject(r longhorn.Resource, name string) {
-	e.t.Helper()
-	if err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).Delete(e.Ctx, name, metav1.DeleteOptions{}); err != nil {
+		e.T.Fatal(err)
 	}
 }
 
 func (e *env) hasSyncError(vol, substr string) bool {
-	for _, s := range e.s.SyncErrors(vol) {
+	for _, s := range e.Sim.SyncErrors(vol) {
 		if strings.Contains(s, substr) {
 			return true
 		}
@@ -238,7 +178,7 @@ func (e *env) hasSyncError(vol, substr string) bool {
 }
 
 func (e *env) logged(vol, substr string) bool {
-	for _, l := range e.s.Logs(vol) {
+	for _, l := range e.Sim.Logs(vol) {
 		if strings.Contains(l, substr) {
 			return true
 		}

@@ -19,13 +19,13 @@ func TestMigrationHappyPath(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, version)
-			deterministic := e.s.Version().DeterministicEngineNames()
+			deterministic := e.Sim.Version().DeterministicEngineNames()
 
 			t.Run("confirm", func(t *testing.T) {
 				e := e.sub(t)
 				vol := "vol-confirm"
 				e.createAttached(vol)
-				_, es, rs := e.state(vol)
+				_, es, rs := e.State(vol)
 				checkEngineMeta(t, vol, es[0])
 				if deterministic && es[0].Name != vol+"-e-0" {
 					t.Errorf("first engine %s, want %s-e-0", es[0].Name, vol)
@@ -38,8 +38,8 @@ func TestMigrationHappyPath(t *testing.T) {
 					dirs[r.Spec.DataDirectoryName] = true
 				}
 				e.startMigration(vol)
-				v, es, rs := e.state(vol)
-				if e.s.Version().HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != nodeB {
+				v, es, rs := e.State(vol)
+				if e.Sim.Version().HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != nodeB {
 					t.Errorf("currentMigrationNodeID %q, want %s", v.Status.CurrentMigrationNodeID, nodeB)
 				}
 				old, mig := engineOn(es, nodeA), engineOn(es, nodeB)
@@ -54,17 +54,17 @@ func TestMigrationHappyPath(t *testing.T) {
 						t.Errorf("replica %s (engine %s) active=%v during migration", r.Name, r.Spec.EngineName, r.Spec.Active)
 					}
 				}
-				if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+				if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 					t.Fatal(err)
 				}
-				e.waitFor("confirmed on node-b", vol, settled(nodeB))
-				e.waitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+				e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 					return len(rs) == 2 && es[0].Name == mig.Name
 				})
 				e.expectNoDataLoss(vol)
-				e.await("sync errors stop", func() bool { return e.s.LastSyncError(vol) == "" })
-				if e.s.Version().HasVolumeAttachments() {
-					e.await("node-b ticket satisfied", func() bool {
+				e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+				if e.Sim.Version().HasVolumeAttachments() {
+					e.Await("node-b ticket satisfied", func() bool {
 						va := e.va(vol)
 						return va != nil && va.Satisfied(longhorn.CSITicketID(vol, nodeB)) && len(va.Spec.AttachmentTickets) == 1
 					})
@@ -75,14 +75,14 @@ func TestMigrationHappyPath(t *testing.T) {
 				e := e.sub(t)
 				vol := "vol-rollback"
 				e.createAttached(vol)
-				_, es, _ := e.state(vol)
+				_, es, _ := e.State(vol)
 				first := es[0].Name
 				e.startMigration(vol)
-				if err := e.s.Detach(e.ctx, vol, nodeB); err != nil {
+				if err := e.Sim.Detach(e.Ctx, vol, nodeB); err != nil {
 					t.Fatal(err)
 				}
-				e.waitFor("rolled back to node-a", vol, settled(nodeA))
-				e.waitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				e.WaitFor("rolled back to node-a", vol, settled(nodeA))
+				e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 					return len(rs) == 2 && es[0].Name == first
 				})
 				e.expectNoDataLoss(vol)
@@ -93,23 +93,23 @@ func TestMigrationHappyPath(t *testing.T) {
 
 // sub reuses a parent's simulator in a subtest.
 func (e *env) sub(t *testing.T) *env {
-	c := *e
-	c.t = t
-	return &c
+	c := *e.Env
+	c.T = t
+	return &env{&c}
 }
 
 func (e *env) expectNoDataLoss(vol string) {
-	e.t.Helper()
-	if w := e.s.WipedDirs(vol); len(w) > 0 {
-		e.t.Errorf("data directories wiped: %v", w)
+	e.T.Helper()
+	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
+		e.T.Errorf("data directories wiped: %v", w)
 	}
-	lost, err := e.s.DataLost(e.ctx, vol)
+	lost, err := e.Sim.DataLost(e.Ctx, vol)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	if lost {
-		v, es, rs := e.state(vol)
-		e.t.Errorf("data lost:\n%s", lhsim.Describe(v, es, rs))
+		v, es, rs := e.State(vol)
+		e.T.Errorf("data lost:\n%s", lhsim.Describe(v, es, rs))
 	}
 }
 
@@ -144,23 +144,23 @@ func checkEngineMeta(t *testing.T, vol string, e longhorn.Engine) {
 // produceBug runs the seed sequence: migrate to node-b, confirm while the
 // old engine cannot be deleted. It returns the old and the new engine.
 func (e *env) produceBug(vol string) (old, mig string) {
-	e.t.Helper()
+	e.T.Helper()
 	e.createAttached(vol)
 	e.startMigration(vol)
-	_, es, _ := e.state(vol)
+	_, es, _ := e.State(vol)
 	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
-	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
-	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
-		e.t.Fatal(err)
+	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		return len(es) == 2 && activeCount(es) == 2 && v.Status.CurrentNodeID == nodeB
 	})
-	e.await("BUG sync error", func() bool { return e.hasSyncError(vol, "BUG: found the second active engine") })
-	if h := e.s.FaultHits(fid); h != 1 {
-		e.t.Errorf("FailEngineDelete fired %d times, want 1 (every later sync stops at the BUG)", h)
+	e.Await("BUG sync error", func() bool { return e.hasSyncError(vol, "BUG: found the second active engine") })
+	if h := e.Sim.FaultHits(fid); h != 1 {
+		e.T.Errorf("FailEngineDelete fired %d times, want 1 (every later sync stops at the BUG)", h)
 	}
-	e.s.ClearFault(fid)
+	e.Sim.ClearFault(fid)
 	return old, mig
 }
 
@@ -182,12 +182,12 @@ func TestTwoActiveEnginesBug(t *testing.T) {
 			vol := "vol-bug"
 			if tc.affected {
 				old, mig := e.produceBug(vol)
-				v, es, rs := e.state(vol)
+				v, es, rs := e.State(vol)
 				if v.Spec.NodeID != nodeB || v.Spec.MigrationNodeID != "" || v.Status.CurrentNodeID != nodeB {
 					t.Errorf("volume not in the stuck confirm state:\n%s", lhsim.Describe(v, es, rs))
 				}
 				wantCMN := ""
-				if e.s.Version().HasCurrentMigrationNodeID() {
+				if e.Sim.Version().HasCurrentMigrationNodeID() {
 					wantCMN = nodeB
 				}
 				if v.Status.CurrentMigrationNodeID != wantCMN {
@@ -204,24 +204,24 @@ func TestTwoActiveEnginesBug(t *testing.T) {
 					}
 				}
 				var bug string
-				for _, s := range e.s.SyncErrors(vol) {
+				for _, s := range e.Sim.SyncErrors(vol) {
 					if strings.Contains(s, "BUG") {
 						bug = s
 						break
 					}
 				}
-				prefix := "failed to sync " + e.ns + "/" + vol + ": failed to reconcile engine/replica state for " + vol + ": BUG: found the second active engine "
+				prefix := "failed to sync " + e.NS + "/" + vol + ": failed to reconcile engine/replica state for " + vol + ": BUG: found the second active engine "
 				if !strings.HasPrefix(bug, prefix) || !strings.Contains(bug, old) || !strings.Contains(bug, mig) {
 					t.Errorf("sync error %q", bug)
 				}
-				line := `level=warning msg="Error syncing Longhorn volume ` + e.ns + "/" + vol + `"`
-				if e.s.Version().Class() == longhorn.ClassL15a {
-					line = `level=error msg="Failed to sync Longhorn volume ` + e.ns + "/" + vol + `"`
+				line := `level=warning msg="Error syncing Longhorn volume ` + e.NS + "/" + vol + `"`
+				if e.Sim.Version().Class() == longhorn.ClassL15a {
+					line = `level=error msg="Failed to sync Longhorn volume ` + e.NS + "/" + vol + `"`
 				}
 				if !e.logged(vol, line) || !e.logged(vol, "node="+nodeB) {
-					t.Errorf("no log line with %s and node=%s in:\n%s", line, nodeB, strings.Join(e.s.Logs(vol), "\n"))
+					t.Errorf("no log line with %s and node=%s in:\n%s", line, nodeB, strings.Join(e.Sim.Logs(vol), "\n"))
 				}
-				if e.s.LastSyncError(vol) == "" {
+				if e.Sim.LastSyncError(vol) == "" {
 					t.Error("LastSyncError is empty in the stuck state")
 				}
 				return
@@ -229,26 +229,26 @@ func TestTwoActiveEnginesBug(t *testing.T) {
 
 			e.createAttached(vol)
 			e.startMigration(vol)
-			_, es, _ := e.state(vol)
+			_, es, _ := e.State(vol)
 			old, mig := engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
-			fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
-			if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
+			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 				t.Fatal(err)
 			}
-			e.await("delete retried", func() bool { return e.s.FaultHits(fid) >= 2 })
-			e.waitFor("confirm pending", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+			e.Await("delete retried", func() bool { return e.Sim.FaultHits(fid) >= 2 })
+			e.WaitFor("confirm pending", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 				return v.Status.CurrentNodeID == nodeB
 			})
-			v, es, rs := e.state(vol)
+			v, es, rs := e.State(vol)
 			if activeCount(es) != 1 || engineOn(es, nodeA) == nil || !engineOn(es, nodeA).Spec.Active {
 				t.Errorf("fixed release must keep exactly the old engine active while it cannot be deleted:\n%s", lhsim.Describe(v, es, rs))
 			}
 			if e.hasSyncError(vol, "second active engine") {
-				t.Errorf("BUG error on a fixed release: %v", e.s.SyncErrors(vol))
+				t.Errorf("BUG error on a fixed release: %v", e.Sim.SyncErrors(vol))
 			}
-			e.s.ClearFaults()
-			e.waitFor("confirmed on node-b", vol, settled(nodeB))
-			_, es, _ = e.state(vol)
+			e.Sim.ClearFaults()
+			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+			_, es, _ = e.State(vol)
 			if es[0].Name != mig || es[0].Name == old {
 				t.Errorf("survivor %s, want %s", es[0].Name, mig)
 			}
@@ -282,17 +282,17 @@ func TestRepairAfterBug(t *testing.T) {
 				e.deleteObject(longhorn.Engines, old)
 			}
 			if !tc.dataLoss {
-				e.waitFor("converged on node-b", vol, settled(nodeB))
-				e.waitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				e.WaitFor("converged on node-b", vol, settled(nodeB))
+				e.WaitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 					return len(rs) == 2 && es[0].Name == mig
 				})
 				e.expectNoDataLoss(vol)
-				e.await("sync errors stop", func() bool { return e.s.LastSyncError(vol) == "" })
+				e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
 				return
 			}
 			// §8.2: the flip never runs, clean-up deletes the survivor's
 			// (inactive) replicas, the originals stay active for a gone engine
-			e.waitFor("survivor lost its replicas", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			e.WaitFor("survivor lost its replicas", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 				if len(es) != 1 || es[0].Name != mig || len(rs) != 2 {
 					return false
 				}
@@ -303,20 +303,20 @@ func TestRepairAfterBug(t *testing.T) {
 				}
 				return true
 			})
-			lost, err := e.s.DataLost(e.ctx, vol)
+			lost, err := e.Sim.DataLost(e.Ctx, vol)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !lost {
 				t.Error("DataLost false after the survivor's replicas were cleaned up")
 			}
-			if w := e.s.WipedDirs(vol); len(w) != 0 {
+			if w := e.Sim.WipedDirs(vol); len(w) != 0 {
 				t.Errorf("inactive clones wiped data: %v", w)
 			}
 			// deleting a leftover (active) original wipes the shared directory
-			_, _, rs := e.state(vol)
+			_, _, rs := e.State(vol)
 			e.deleteObject(longhorn.Replicas, rs[0].Name)
-			e.await("data directory wiped", func() bool { return len(e.s.WipedDirs(vol)) == 1 })
+			e.Await("data directory wiped", func() bool { return len(e.Sim.WipedDirs(vol)) == 1 })
 		})
 	}
 }

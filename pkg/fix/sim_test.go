@@ -13,6 +13,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -29,73 +30,19 @@ const (
 
 var simSeq atomic.Int64
 
-type simEnv struct {
-	t   *testing.T
-	ctx context.Context
-	s   *lhsim.Sim
-	ns  string
-}
+type simEnv struct{ *simtest.Env }
 
 func newSim(t *testing.T, version string) *simEnv {
 	t.Helper()
-	ns := fmt.Sprintf("fix-sim-%d", simSeq.Add(1))
-	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	if err := s.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Stop()
-		cancel()
-		if t.Failed() {
-			t.Logf("simulator log (%s, Longhorn %s):\n%s", ns, version, strings.Join(s.Logs(""), "\n"))
-		}
-	})
-	for _, n := range []string{nodeA, nodeB} {
-		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &simEnv{t: t, ctx: ctx, s: s, ns: ns}
-}
-
-func (e *simEnv) waitFor(what, vol string, cond func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, simWait)
-	defer cancel()
-	if err := e.s.WaitFor(ctx, vol, cond); err != nil {
-		e.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (e *simEnv) await(what string, cond func() bool) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, simWait)
-	defer cancel()
-	if err := e.s.Await(ctx, cond); err != nil {
-		e.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (e *simEnv) state(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
-	e.t.Helper()
-	v, es, rs, err := e.s.State(e.ctx, vol)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return v, es, rs
+	return &simEnv{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("fix-sim-%d", simSeq.Add(1)), version, 4*time.Minute, simWait)}
 }
 
 // fix runs the real command in the simulator's namespace.
 func (e *simEnv) fix(args ...string) clitest.Result {
-	e.t.Helper()
-	args = append([]string{"fix", "-n", e.ns}, args...)
-	res := clitest.Run(e.ctx, cluster.KubeconfigPath(), args...)
-	e.t.Logf("%s\n%s", strings.Join(args, " "), res)
+	e.T.Helper()
+	args = append([]string{"fix", "-n", e.NS}, args...)
+	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
+	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
 	return res
 }
 
@@ -131,42 +78,42 @@ func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.R
 // confirm while the old engine's delete fails. The fault is then cleared:
 // the state stays stuck because every later sync stops at the BUG error.
 func (e *simEnv) produceBug(vol string) (old, mig string) {
-	e.t.Helper()
-	if err := e.s.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("created", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+	e.WaitFor("created", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
 	})
-	if err := e.s.Attach(e.ctx, vol, nodeA); err != nil {
-		e.t.Fatal(err)
+	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("attached to node-a", vol, settled(nodeA))
-	e.waitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("attached to node-a", vol, settled(nodeA))
+	e.WaitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 		return v.Status.Robustness == longhorn.RobustnessHealthy
 	})
-	if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
-		e.t.Fatal(err)
+	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+	e.WaitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		o, m := engineOn(es, nodeA), engineOn(es, nodeB)
 		return v.Spec.MigrationNodeID == nodeB && len(es) == 2 && o != nil && m != nil && o.Spec.Active && !m.Spec.Active &&
 			m.Status.CurrentState == longhorn.StateRunning && m.Status.Endpoint != "" && m.RWCount() > 0 && len(rs) == 4
 	})
-	if e.s.Version().HasVolumeAttachments() {
+	if e.Sim.Version().HasVolumeAttachments() {
 		id := longhorn.CSITicketID(vol, nodeB)
-		e.await("node-b ticket satisfied", func() bool {
-			va, err := getVA(e.ctx, e.ns, vol)
+		e.Await("node-b ticket satisfied", func() bool {
+			va, err := getVA(e.Ctx, e.NS, vol)
 			return err == nil && va.Satisfied(id)
 		})
 	}
-	_, es, _ := e.state(vol)
+	_, es, _ := e.State(vol)
 	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
-	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
-	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
-		e.t.Fatal(err)
+	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		n := 0
 		for _, x := range es {
 			if x.IsActive() {
@@ -175,10 +122,10 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 		}
 		return len(es) == 2 && n == 2 && v.Status.CurrentNodeID == nodeB
 	})
-	e.await("BUG sync error", func() bool {
-		return strings.Contains(e.s.LastSyncError(vol), "BUG: found the second active engine")
+	e.Await("BUG sync error", func() bool {
+		return strings.Contains(e.Sim.LastSyncError(vol), "BUG: found the second active engine")
 	})
-	e.s.ClearFault(fid)
+	e.Sim.ClearFault(fid)
 	return old, mig
 }
 
@@ -221,21 +168,21 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 				t.Errorf("the survivor %s was written", mig)
 			}
 
-			e.waitFor("settled on node-b", vol, settled(nodeB))
-			e.waitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			e.WaitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 				return len(es) == 1 && es[0].Name == mig && len(rs) == 2
 			})
-			if w := e.s.WipedDirs(vol); len(w) > 0 {
+			if w := e.Sim.WipedDirs(vol); len(w) > 0 {
 				t.Errorf("data directories wiped: %v", w)
 			}
-			if lost, err := e.s.DataLost(e.ctx, vol); err != nil || lost {
+			if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
 				t.Errorf("data lost: %t %v", lost, err)
 			}
-			e.await("sync errors stop", func() bool { return e.s.LastSyncError(vol) == "" })
+			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
 
 			// Idempotent: a second run finds nothing to do and writes nothing.
 			dir2 := filepath.Join(t.TempDir(), "again")
-			_, es0, _ := e.state(vol)
+			_, es0, _ := e.State(vol)
 			again := e.fix(vol, "--yes", "--backup-dir", dir2)
 			if again.Code != fix.ExitOK || !strings.Contains(again.Stdout, `volume.longhorn.io "vol-bug" healthy: nothing to do`) {
 				t.Errorf("second run: %s", again)
@@ -245,7 +192,7 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 			if all.Code != fix.ExitOK || strings.Contains(all.Stdout, "deactivated") || strings.Contains(all.Stdout, "deleted") {
 				t.Errorf("--all after the repair: %s", all)
 			}
-			_, es1, _ := e.state(vol)
+			_, es1, _ := e.State(vol)
 			if len(es1) != 1 || es1[0].UID != es0[0].UID || es1[0].Spec.Active != true {
 				t.Errorf("survivor changed by the re-runs: %+v", es1)
 			}
@@ -262,16 +209,16 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 			e := newSim(t, version)
 			vol := "vol-moving"
 			old, _ := e.produceBug(vol)
-			v0, _, _ := e.state(vol)
+			v0, _, _ := e.State(vol)
 			// Unstick Longhorn behind fix's back: someone deactivated the old
 			// engine already, and Longhorn finishes the confirm.
 			hook := func() {
-				_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.ns).Patch(e.ctx, old, "application/json-patch+json",
+				_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, old, "application/json-patch+json",
 					[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
 				if err != nil {
 					t.Error(err)
 				}
-				e.waitFor("Longhorn moved on", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				e.WaitFor("Longhorn moved on", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 					return v.ResourceVersion != v0.ResourceVersion || len(es) == 1
 				})
 			}
@@ -283,7 +230,7 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 			if strings.Contains(res.Stdout, "deactivated\n") || strings.Contains(res.Stdout, "deleted\n") {
 				t.Error("fix wrote after the volume moved")
 			}
-			e.waitFor("Longhorn finished on its own", vol, settled(nodeB))
+			e.WaitFor("Longhorn finished on its own", vol, settled(nodeB))
 		})
 	}
 }
@@ -305,7 +252,7 @@ func TestFixTimesOutWhenLonghornCannotFinish(t *testing.T) {
 	e := newSim(t, "v1.5.1")
 	vol := "vol-stuck"
 	old, _ := e.produceBug(vol)
-	e.s.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
+	e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
 	dir := filepath.Join(t.TempDir(), "backup")
 	res := e.fix(vol, "--yes", "--backup-dir", dir, "--timeout", "2s")
 	if res.Code != fix.ExitNotDone {
@@ -322,16 +269,16 @@ func TestFixAllInParallel(t *testing.T) {
 	e := newSim(t, "v1.4.3")
 	_, mig1 := e.produceBug("vol-1")
 	_, mig2 := e.produceBug("vol-2")
-	if err := e.s.CreateVolume(e.ctx, "vol-3", lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
+	if err := e.Sim.CreateVolume(e.Ctx, "vol-3", lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("vol-3 created", "vol-3", func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("vol-3 created", "vol-3", func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1
 	})
-	if err := e.s.Attach(e.ctx, "vol-3", nodeA); err != nil {
+	if err := e.Sim.Attach(e.Ctx, "vol-3", nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("vol-3 attached", "vol-3", settled(nodeA))
+	e.WaitFor("vol-3 attached", "vol-3", settled(nodeA))
 
 	res := e.fix("--all", "--yes", "--parallel", "2", "--backup-dir", t.TempDir(), "--timeout", "60s")
 	if res.Code != fix.ExitOK {
@@ -342,7 +289,7 @@ func TestFixAllInParallel(t *testing.T) {
 		`volume.longhorn.io "vol-2" repaired: verified: 1 engine(s): `+mig2,
 		`volume.longhorn.io "vol-3" healthy: nothing to do`)
 	contains(t, "stderr", res.Stderr, "Summary: 3 volume(s): 1 healthy, 2 repaired")
-	e.waitFor("vol-1 settled", "vol-1", settled(nodeB))
-	e.waitFor("vol-2 settled", "vol-2", settled(nodeB))
-	e.waitFor("vol-3 untouched", "vol-3", settled(nodeA))
+	e.WaitFor("vol-1 settled", "vol-1", settled(nodeB))
+	e.WaitFor("vol-2 settled", "vol-2", settled(nodeB))
+	e.WaitFor("vol-3 untouched", "vol-3", settled(nodeA))
 }

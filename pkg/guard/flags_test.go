@@ -43,8 +43,8 @@ func TestGuardUnknownVolume(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
 	e.attachedOnA("vol-1")
-	res := runCmd(t, e.ctx, cluster.KubeconfigPath(), "fix", "--watch", "--dry-run=client", "-n", e.ns, "vol-1", "vol-typo")
-	if res.Code != fix.ExitNoCheck || !strings.HasSuffix(res.Stderr, "error: volume \"vol-typo\" not found in namespace \""+e.ns+"\"\n") {
+	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "--dry-run=client", "-n", e.NS, "vol-1", "vol-typo")
+	if res.Code != fix.ExitNoCheck || !strings.HasSuffix(res.Stderr, "error: volume \"vol-typo\" not found in namespace \""+e.NS+"\"\n") {
 		t.Errorf("want exit 2 and the unknown volume named:\n%s", res)
 	}
 }
@@ -56,16 +56,16 @@ func TestGuardNamedVolumesOnly(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	e.produceBug("vol-other")
 	e.attachedOnA("vol-mine")
-	g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "vol-mine", "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
+	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "vol-mine", "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
 	_, mig := e.migrateToB("vol-mine")
 	fid := e.confirmWithFault("vol-mine")
-	if out := g.awaitOutcome(e.ctx, "vol-mine", 1); out.Result != fix.ResultRepaired {
+	if out := g.awaitOutcome(e.Ctx, "vol-mine", 1); out.Result != fix.ResultRepaired {
 		t.Errorf("outcome %s: %s", out.Result, out.Detail)
 	}
 	e.converged("vol-mine", mig)
 	res := g.stop()
-	if res.Code != 0 || e.s.FaultHits(fid) != 1 {
-		t.Errorf("exit %d, fault hits %d", res.Code, e.s.FaultHits(fid))
+	if res.Code != 0 || e.Sim.FaultHits(fid) != 1 {
+		t.Errorf("exit %d, fault hits %d", res.Code, e.Sim.FaultHits(fid))
 	}
 	lacks(t, "output", res.Stdout+res.Stderr, "vol-other")
 	contains(t, "stderr", res.Stderr, "(Longhorn v1.4.3, 1 volume(s))")
@@ -81,13 +81,13 @@ func TestGuardFollowsAnUpgrade(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
 	e.attachedOnA("vol-1")
-	g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--dry-run=client")
-	_, err := cluster.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(e.ns).Patch(e.ctx, longhorn.VersionSetting,
+	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--dry-run=client")
+	_, err := cluster.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(e.NS).Patch(e.Ctx, longhorn.VersionSetting,
 		types.MergePatchType, []byte(`{"value":"v1.6.0"}`), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.l.await(t, e.ctx, g.done, "classified with v1.6.0", func(l *listeners) bool { return l.version["vol-1"] == "v1.6.0" })
+	g.l.await(t, e.Ctx, g.done, "classified with v1.6.0", func(l *listeners) bool { return l.version["vol-1"] == "v1.6.0" })
 	res := g.stop()
 	if res.Code != 0 {
 		t.Errorf("exit %d", res.Code)

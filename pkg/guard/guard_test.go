@@ -31,19 +31,19 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 			vol := "vol-bug"
 			e.attachedOnA(vol)
 			dir := filepath.Join(t.TempDir(), "backup")
-			g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--yes", "--settle", settle.String(), "--backup-dir", dir, "--timeout", "60s")
+			g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", dir, "--timeout", "60s")
 
 			old, mig := e.migrateToB(vol)
 			fid := e.confirmWithFault(vol)
-			out := g.awaitOutcome(e.ctx, vol, 1)
+			out := g.awaitOutcome(e.Ctx, vol, 1)
 			if out.Result != fix.ResultRepaired {
 				t.Errorf("outcome %s: %s", out.Result, out.Detail)
 			}
 			e.converged(vol, mig)
-			if e.s.FaultHits(fid) != 1 {
-				t.Errorf("the injected delete failure fired %d times", e.s.FaultHits(fid))
+			if e.Sim.FaultHits(fid) != 1 {
+				t.Errorf("the injected delete failure fired %d times", e.Sim.FaultHits(fid))
 			}
-			if !containsAny(e.s.SyncErrors(vol), "BUG: found the second active engine") {
+			if !containsAny(e.Sim.SyncErrors(vol), "BUG: found the second active engine") {
 				t.Error("the simulator never reported the BUG error: the bug was not produced")
 			}
 
@@ -77,13 +77,13 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 			}
 			contains(t, "stderr", res.Stderr, "watching volumes, engines, replicas", "stopping: interrupted (SIGTERM or Ctrl-C)",
 				"repairs: 1 repaired; 0 volume(s) need attention")
-			if _, ok := firstLine(stderr, "Summary: watched namespace "+e.ns); !ok {
+			if _, ok := firstLine(stderr, "Summary: watched namespace "+e.NS); !ok {
 				t.Error("no summary")
 			}
 			lacks(t, "output", res.Stdout+res.Stderr, "\x1b[")
 
 			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
-			contains(t, "actions.log", log, "guard start namespace="+e.ns, "engine="+old+" ok", "verify volume=vol-bug ok", "guard stop")
+			contains(t, "actions.log", log, "guard start namespace="+e.NS, "engine="+old+" ok", "verify volume=vol-bug ok", "guard stop")
 			if _, err := os.Stat(filepath.Join(dir, "vol-bug.yaml")); err != nil {
 				t.Errorf("no backup: %v", err)
 			}
@@ -104,16 +104,16 @@ func TestGuardLeavesANormalMigrationAlone(t *testing.T) {
 			vol := "vol-migrating"
 			e.attachedOnA(vol)
 			dir := filepath.Join(t.TempDir(), "backup")
-			g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--yes", "--settle", settle.String(), "--backup-dir", dir)
+			g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", dir)
 
 			_, mig := e.migrateToB(vol)
-			_, es0, _ := e.state(vol)
+			_, es0, _ := e.State(vol)
 			migUID := engineOn(es0, nodeB).UID
-			if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
+			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 				t.Fatal(err)
 			}
-			e.waitFor("confirmed on node-b", vol, settled(nodeB))
-			g.l.await(t, e.ctx, g.done, "the guard saw the migration end", func(l *listeners) bool {
+			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+			g.l.await(t, e.Ctx, g.done, "the guard saw the migration end", func(l *listeners) bool {
 				return l.seen[vol][detect.TypeMigrationInFlight] && l.classes[vol] == ""
 			})
 
@@ -135,11 +135,11 @@ func TestGuardLeavesANormalMigrationAlone(t *testing.T) {
 			}
 			lacks(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "recheck")
 
-			_, es, _ := e.state(vol)
+			_, es, _ := e.State(vol)
 			if len(es) != 1 || es[0].UID != migUID {
 				t.Errorf("engines after the migration: %+v", es)
 			}
-			u, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.ns).Get(e.ctx, mig, metav1.GetOptions{})
+			u, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Get(e.Ctx, mig, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,8 +160,8 @@ func TestGuardStopsOnSignalWithSummary(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	vol := "vol-pending"
 	old, _ := e.produceBug(vol)
-	g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--yes", "--settle", "1h", "--backup-dir", t.TempDir())
-	g.awaitClass(e.ctx, vol, detect.TypeMultipleActiveEngines)
+	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", "1h", "--backup-dir", t.TempDir())
+	g.awaitClass(e.Ctx, vol, detect.TypeMultipleActiveEngines)
 	t0 := time.Now()
 	res := g.stop()
 	if d := time.Since(t0); d > 10*time.Second {
@@ -174,7 +174,7 @@ func TestGuardStopsOnSignalWithSummary(t *testing.T) {
 	contains(t, "stderr", res.Stderr, "stopping: interrupted (SIGTERM or Ctrl-C)", "repairs: none; 1 volume(s) need attention",
 		`needs attention: volume.longhorn.io "vol-pending": MultipleActiveEngines for `, "not repaired (it must stay so for --settle 1h0m0s)")
 	lacks(t, "stdout", res.Stdout, "repairing", "deactivated")
-	_, es, _ := e.state(vol)
+	_, es, _ := e.State(vol)
 	for _, x := range es {
 		if x.Name == old && !x.Spec.Active {
 			t.Error("the stale engine was deactivated")
@@ -188,13 +188,13 @@ func TestGuardEndsAfterFor(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
 	e.attachedOnA("vol-idle")
-	g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--yes", "--for", "1s", "--backup-dir", t.TempDir())
+	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--for", "1s", "--backup-dir", t.TempDir())
 	res := g.wait()
 	if res.Code != 0 {
 		t.Errorf("exit %d", res.Code)
 	}
 	stderr := parseLines(t, "stderr", res.Stderr)
-	start, ok1 := firstLine(stderr, "watching volumes, engines, replicas in namespace "+e.ns, "(Longhorn v1.4.3, 1 volume(s)) for 1s")
+	start, ok1 := firstLine(stderr, "watching volumes, engines, replicas in namespace "+e.NS, "(Longhorn v1.4.3, 1 volume(s)) for 1s")
 	stop, ok2 := firstLine(stderr, "stopping: --for 1s elapsed")
 	if !ok1 || !ok2 {
 		t.Fatal("no start or stop line")
@@ -207,7 +207,7 @@ func TestGuardEndsAfterFor(t *testing.T) {
 	if stop.at.Before(until) {
 		t.Errorf("stopped at %s, before the announced end %s", stop.at, until)
 	}
-	contains(t, "stderr", res.Stderr, "Summary: watched namespace "+e.ns, "(--for 1s elapsed); 1 volume(s); repairs: none; 0 volume(s) need attention")
+	contains(t, "stderr", res.Stderr, "Summary: watched namespace "+e.NS, "(--for 1s elapsed); 1 volume(s); repairs: none; 0 volume(s) need attention")
 }
 
 // A dry run needs no --yes: the guard reports, once, what it would do
@@ -224,9 +224,9 @@ func TestGuardDryRun(t *testing.T) {
 			e := newSim(t, "v1.4.3", "")
 			vol := "vol-dry"
 			old, _ := e.produceBug(vol)
-			_, es0, _ := e.state(vol)
-			g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--dry-run="+tc.mode, "--settle", settle.String())
-			out := g.awaitOutcome(e.ctx, vol, 1)
+			_, es0, _ := e.State(vol)
+			g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--dry-run="+tc.mode, "--settle", settle.String())
+			out := g.awaitOutcome(e.Ctx, vol, 1)
 			if out.Result != fix.ResultDryRun {
 				t.Errorf("outcome %s: %s", out.Result, out.Detail)
 			}
@@ -240,7 +240,7 @@ func TestGuardDryRun(t *testing.T) {
 			if len(g.outcomes(vol)) != 1 {
 				t.Errorf("%d dry runs of one state", len(g.outcomes(vol)))
 			}
-			_, es, _ := e.state(vol)
+			_, es, _ := e.State(vol)
 			if rv(es, old) != rv(es0, old) || rv(es, old) == "" {
 				t.Errorf("engine %s changed in a dry run: resourceVersion %s, was %s", old, rv(es, old), rv(es0, old))
 			}
@@ -253,7 +253,7 @@ func TestGuardDryRun(t *testing.T) {
 func TestGuardNeedsYesWithoutTerminal(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
-	res := runCmd(t, e.ctx, cluster.KubeconfigPath(), "fix", "--watch", "-n", e.ns)
+	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "-n", e.NS)
 	if res.Code != fix.ExitNotDone {
 		t.Errorf("exit %d", res.Code)
 	}

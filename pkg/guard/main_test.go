@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
@@ -313,12 +314,7 @@ func runCmd(t *testing.T, ctx context.Context, kubeconfig string, args ...string
 
 var simSeq atomic.Int64
 
-type simEnv struct {
-	t   *testing.T
-	ctx context.Context
-	s   *lhsim.Sim
-	ns  string
-}
+type simEnv struct{ *simtest.Env }
 
 // newSim starts a simulator of version in a namespace of its own (or in ns
 // when given) with two nodes.
@@ -327,55 +323,7 @@ func newSim(t *testing.T, version, ns string) *simEnv {
 	if ns == "" {
 		ns = fmt.Sprintf("guard-%d", simSeq.Add(1))
 	}
-	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	if err := s.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Stop()
-		cancel()
-		if t.Failed() {
-			t.Logf("simulator log (%s, Longhorn %s):\n%s", ns, version, strings.Join(s.Logs(""), "\n"))
-		}
-	})
-	for _, n := range []string{nodeA, nodeB} {
-		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &simEnv{t: t, ctx: ctx, s: s, ns: ns}
-}
-
-func (e *simEnv) waitFor(what, vol string, cond func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, simWait)
-	defer cancel()
-	if err := e.s.WaitFor(ctx, vol, cond); err != nil {
-		e.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (e *simEnv) await(what string, cond func() bool) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, simWait)
-	defer cancel()
-	if err := e.s.Await(ctx, cond); err != nil {
-		e.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (e *simEnv) state(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
-	e.t.Helper()
-	v, es, rs, err := e.s.State(e.ctx, vol)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return v, es, rs
+	return &simEnv{simtest.Start(t, cluster.RESTConfig(), ns, version, 5*time.Minute, simWait)}
 }
 
 func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
@@ -408,18 +356,18 @@ func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.R
 
 // attachedOnA creates a migratable volume attached to node-a.
 func (e *simEnv) attachedOnA(vol string) {
-	e.t.Helper()
-	if err := e.s.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("created", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+	e.WaitFor("created", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
 	})
-	if err := e.s.Attach(e.ctx, vol, nodeA); err != nil {
-		e.t.Fatal(err)
+	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("attached to node-a", vol, settled(nodeA))
-	e.waitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("attached to node-a", vol, settled(nodeA))
+	e.WaitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 		return v.Status.Robustness == longhorn.RobustnessHealthy
 	})
 }
@@ -427,23 +375,23 @@ func (e *simEnv) attachedOnA(vol string) {
 // migrateToB attaches node-b (what CSI does for a live migration) and waits
 // until the migration engine is ready; it returns the engines' names.
 func (e *simEnv) migrateToB(vol string) (old, mig string) {
-	e.t.Helper()
-	if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
+		e.T.Fatal(err)
 	}
-	e.waitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+	e.WaitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		o, m := engineOn(es, nodeA), engineOn(es, nodeB)
 		return v.Spec.MigrationNodeID == nodeB && len(es) == 2 && o != nil && m != nil && o.Spec.Active && !m.Spec.Active &&
 			m.Status.CurrentState == longhorn.StateRunning && m.Status.Endpoint != "" && m.RWCount() > 0 && len(rs) == 4
 	})
-	if e.s.Version().HasVolumeAttachments() {
+	if e.Sim.Version().HasVolumeAttachments() {
 		id := longhorn.CSITicketID(vol, nodeB)
-		e.await("node-b ticket satisfied", func() bool {
-			va, err := e.s.VolumeAttachment(e.ctx, vol)
+		e.Await("node-b ticket satisfied", func() bool {
+			va, err := e.Sim.VolumeAttachment(e.Ctx, vol)
 			return err == nil && va.Satisfied(id)
 		})
 	}
-	_, es, _ := e.state(vol)
+	_, es, _ := e.State(vol)
 	return engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
 }
 
@@ -451,21 +399,21 @@ func (e *simEnv) migrateToB(vol string) (old, mig string) {
 // the old engine's deletion fails once; on affected releases two engines
 // stay active. It returns the fault for FaultHits.
 func (e *simEnv) confirmWithFault(vol string) lhsim.FaultID {
-	e.t.Helper()
-	fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
-	if err := e.s.Detach(e.ctx, vol, nodeA); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+		e.T.Fatal(err)
 	}
 	return fid
 }
 
 // produceBug runs the whole seed sequence and waits for the stuck state.
 func (e *simEnv) produceBug(vol string) (old, mig string) {
-	e.t.Helper()
+	e.T.Helper()
 	e.attachedOnA(vol)
 	old, mig = e.migrateToB(vol)
 	e.confirmWithFault(vol)
-	e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		n := 0
 		for _, x := range es {
 			if x.IsActive() {
@@ -474,8 +422,8 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 		}
 		return len(es) == 2 && n == 2 && v.Status.CurrentNodeID == nodeB
 	})
-	e.await("BUG sync error", func() bool {
-		return strings.Contains(e.s.LastSyncError(vol), "BUG: found the second active engine")
+	e.Await("BUG sync error", func() bool {
+		return strings.Contains(e.Sim.LastSyncError(vol), "BUG: found the second active engine")
 	})
 	return old, mig
 }
@@ -483,16 +431,16 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 // converged checks what a good repair leaves: the migration engine alone,
 // replicas flipped to it, no data directory wiped, no more sync errors.
 func (e *simEnv) converged(vol, mig string) {
-	e.t.Helper()
-	e.waitFor("settled on node-b", vol, settled(nodeB))
-	e.waitFor("old replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+	e.T.Helper()
+	e.WaitFor("settled on node-b", vol, settled(nodeB))
+	e.WaitFor("old replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		return len(es) == 1 && es[0].Name == mig && len(rs) == 2
 	})
-	if w := e.s.WipedDirs(vol); len(w) > 0 {
-		e.t.Errorf("data directories wiped: %v", w)
+	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
+		e.T.Errorf("data directories wiped: %v", w)
 	}
-	if lost, err := e.s.DataLost(e.ctx, vol); err != nil || lost {
-		e.t.Errorf("data lost: %t %v", lost, err)
+	if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
+		e.T.Errorf("data lost: %t %v", lost, err)
 	}
-	e.await("sync errors stop", func() bool { return e.s.LastSyncError(vol) == "" })
+	e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
 }

@@ -256,7 +256,7 @@ func TestDeployRoles(t *testing.T) {
 	}
 	oneError := func(t *testing.T, args []string, kc string, code int, want string) {
 		t.Helper()
-		res := runCmd(t, e.ctx, kc, args...)
+		res := runCmd(t, e.Ctx, kc, args...)
 		if res.Code != code {
 			t.Errorf("exit %d, want %d", res.Code, code)
 		}
@@ -272,8 +272,8 @@ func TestDeployRoles(t *testing.T) {
 		// The Job's own command line, with a short settle and a writable
 		// backup folder (later flags win).
 		args := append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir())
-		g := startCommand(t, e.ctx, user("guard", guardRules), ns, args)
-		if out := g.awaitOutcome(e.ctx, vol, 1); out.Result != fix.ResultRepaired {
+		g := startCommand(t, e.Ctx, user("guard", guardRules), ns, args)
+		if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
 			t.Errorf("outcome %s: %s", out.Result, out.Detail)
 		}
 		e.converged(vol, mig)
@@ -296,7 +296,7 @@ func TestDeployRoles(t *testing.T) {
 	})
 	t.Run("scan role scans", func(t *testing.T) {
 		e.produceBug("vol-scan")
-		res := runCmd(t, e.ctx, user("scan", scanRules), "scan")
+		res := runCmd(t, e.Ctx, user("scan", scanRules), "scan")
 		if res.Code != 1 {
 			t.Errorf("exit %d, want 1 (a finding)", res.Code)
 		}
@@ -317,16 +317,16 @@ func TestGuardSurvivesAPIServerRestart(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	vol := "vol-restart"
 	e.attachedOnA(vol)
-	g := startGuard(t, e.ctx, cluster.KubeconfigPath(), e.ns, "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
+	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
 	t0 := time.Now()
-	if err := cluster.RestartAPIServer(e.ctx); err != nil {
+	if err := cluster.RestartAPIServer(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("API server restarted in %s", time.Since(t0).Round(time.Millisecond))
 
 	_, mig := e.migrateToB(vol)
 	e.confirmWithFault(vol)
-	if out := g.awaitOutcome(e.ctx, vol, 1); out.Result != fix.ResultRepaired {
+	if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
 		t.Errorf("outcome %s: %s", out.Result, out.Detail)
 	}
 	e.converged(vol, mig)

@@ -21,18 +21,18 @@ func TestConfirmLeavesTwoActiveEngines(t *testing.T) {
 			e := newEnv(t, version)
 			vol := "vol-bug"
 			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			fid := e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
+			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
 
 			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
 			expectCode(t, res, migrate.ExitAttention)
 			expectContains(t, "stderr", res.Stderr, "Confirmed:", "MultipleActiveEngines",
 				"Two active engines after the confirm (longhorn#6642)",
-				"kubectl longhorn-engines fix "+vol+" -n "+e.ns)
+				"kubectl longhorn-engines fix "+vol+" -n "+e.NS)
 			expectNotContains(t, "stderr", res.Stderr, "Verified:", "Rolling back")
-			if e.s.FaultHits(fid) != 1 {
-				t.Errorf("FailEngineDelete fired %d times, want 1", e.s.FaultHits(fid))
+			if e.Sim.FaultHits(fid) != 1 {
+				t.Errorf("FailEngineDelete fired %d times, want 1", e.Sim.FaultHits(fid))
 			}
-			v, es, rs := e.state(vol)
+			v, es, rs := e.State(vol)
 			active := 0
 			for _, en := range es {
 				if en.IsActive() {
@@ -61,9 +61,9 @@ func TestConfirmLeavesTwoActiveEnginesFixed(t *testing.T) {
 			e := newEnv(t, tc.version)
 			vol := "vol-fix"
 			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			_, es, _ := e.state(vol)
+			_, es, _ := e.State(vol)
 			old := es[0].Name
-			e.s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
+			e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
 			backups := t.TempDir()
 
 			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--fix", "--backup-dir", backups, "--yes", poll)

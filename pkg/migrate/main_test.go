@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -47,98 +47,48 @@ var nsSeq atomic.Int64
 
 // env is one test's simulated Longhorn in its own namespace, with nodes
 // node-a and node-b.
-type env struct {
-	t   *testing.T
-	ctx context.Context
-	s   *lhsim.Sim
-	ns  string
-}
+type env struct{ *simtest.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	ns := fmt.Sprintf("migrate-%d", nsSeq.Add(1))
-	var logf func(string, ...any)
-	if os.Getenv("LHSIM_LOGS") == "1" {
-		logf = t.Logf
-	}
-	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: version, Logf: logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	if err := s.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Stop()
-		cancel()
-		if t.Failed() && logf == nil {
-			t.Logf("simulator log (%s, Longhorn %s):\n%s", ns, version, strings.Join(s.Logs(""), "\n"))
-		}
-	})
-	e := &env{t: t, ctx: ctx, s: s, ns: ns}
-	for _, n := range []string{nodeA, nodeB} {
-		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return e
+	return &env{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("migrate-%d", nsSeq.Add(1)), version, 3*time.Minute, waitTimeout)}
 }
 
 // run runs the real command tree against the test cluster in e's namespace.
 func (e *env) run(args ...string) clitest.Result {
-	return e.runCtx(e.ctx, args...)
+	return e.runCtx(e.Ctx, args...)
 }
 
 func (e *env) runCtx(ctx context.Context, args ...string) clitest.Result {
-	e.t.Helper()
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), append(args, "-n", e.ns)...)
-	e.t.Logf("kubectl longhorn-engines %s\n%s", strings.Join(args, " "), res)
+	e.T.Helper()
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), append(args, "-n", e.NS)...)
+	e.T.Logf("kubectl longhorn-engines %s\n%s", strings.Join(args, " "), res)
 	return res
-}
-
-func (e *env) waitFor(what, vol string, cond func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
-	defer cancel()
-	if err := e.s.WaitFor(ctx, vol, cond); err != nil {
-		e.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (e *env) state(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
-	e.t.Helper()
-	v, es, rs, err := e.s.State(e.ctx, vol)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return v, es, rs
 }
 
 // createAttached creates volumes with a replica on node-a and node-b and
 // attaches them to node-a the way the CSI driver would; all at once, so the
 // simulator works on them together.
 func (e *env) createAttached(opts lhsim.VolumeOptions, vols ...string) {
-	e.t.Helper()
+	e.T.Helper()
 	if opts.ReplicaNodes == nil {
 		opts.ReplicaNodes = []string{nodeA, nodeB}
 	}
 	for _, vol := range vols {
-		if err := e.s.CreateVolume(e.ctx, vol, opts); err != nil {
-			e.t.Fatal(err)
+		if err := e.Sim.CreateVolume(e.Ctx, vol, opts); err != nil {
+			e.T.Fatal(err)
 		}
 	}
 	for _, vol := range vols {
-		e.waitFor("volume created detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		e.WaitFor("volume created detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 			return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == len(opts.ReplicaNodes)
 		})
-		if err := e.s.Attach(e.ctx, vol, nodeA); err != nil {
-			e.t.Fatal(err)
+		if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
+			e.T.Fatal(err)
 		}
 	}
 	for _, vol := range vols {
-		e.waitFor("attached to node-a and healthy", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		e.WaitFor("attached to node-a and healthy", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 			return settled(nodeA)(v, es, rs) && v.Status.Robustness == longhorn.RobustnessHealthy
 		})
 	}
@@ -168,35 +118,35 @@ func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.R
 // expectSettled asserts the volume is (now, without waiting) settled on node
 // with its data intact.
 func (e *env) expectSettled(vol, node string) {
-	e.t.Helper()
-	v, es, rs := e.state(vol)
+	e.T.Helper()
+	v, es, rs := e.State(vol)
 	if !settled(node)(v, es, rs) {
-		e.t.Errorf("volume %s not settled on %s:\n%s", vol, node, lhsim.Describe(v, es, rs))
+		e.T.Errorf("volume %s not settled on %s:\n%s", vol, node, lhsim.Describe(v, es, rs))
 	}
 	e.expectNoDataLoss(vol)
 }
 
 func (e *env) expectNoDataLoss(vol string) {
-	e.t.Helper()
-	lost, err := e.s.DataLost(e.ctx, vol)
+	e.T.Helper()
+	lost, err := e.Sim.DataLost(e.Ctx, vol)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	if lost {
-		e.t.Errorf("volume %s lost its data (wiped: %v)", vol, e.s.WipedDirs(vol))
+		e.T.Errorf("volume %s lost its data (wiped: %v)", vol, e.Sim.WipedDirs(vol))
 	}
 }
 
 // va reads the volume's longhorn.io VolumeAttachment.
 func (e *env) va(vol string) *longhorn.VolumeAttachment {
-	e.t.Helper()
-	u, err := cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.ns).Get(e.ctx, vol, metav1.GetOptions{})
+	e.T.Helper()
+	u, err := cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.NS).Get(e.Ctx, vol, metav1.GetOptions{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	va := &longhorn.VolumeAttachment{}
 	if err := fromUnstructured(u.Object, va); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return va
 }
@@ -204,12 +154,12 @@ func (e *env) va(vol string) *longhorn.VolumeAttachment {
 // resourceVersions maps kind/name to resourceVersion for every Longhorn
 // object in e's namespace: equal maps mean nothing was written.
 func (e *env) resourceVersions() map[string]string {
-	e.t.Helper()
+	e.T.Helper()
 	out := map[string]string{}
 	for _, r := range longhorn.AllResources {
-		l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
+		l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).List(e.Ctx, metav1.ListOptions{})
 		if err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		for _, it := range l.Items {
 			out[r.Plural+"/"+it.GetName()] = it.GetResourceVersion()

@@ -70,8 +70,8 @@ func TestConfirmAndRollbackAsSeparateCommands(t *testing.T) {
 			res := e.run("migrate", vol, "--to", nodeB, "--yes", poll)
 			expectCode(t, res, 0)
 			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q ready to migrate to node-b", vol))
-			expectContains(t, "stderr", res.Stderr, "longhorn-engines migrate confirm "+vol+" -n "+e.ns, "longhorn-engines migrate rollback "+vol+" -n "+e.ns)
-			v, es, _ := e.state(vol)
+			expectContains(t, "stderr", res.Stderr, "longhorn-engines migrate confirm "+vol+" -n "+e.NS, "longhorn-engines migrate rollback "+vol+" -n "+e.NS)
+			v, es, _ := e.State(vol)
 			if v.Spec.NodeID != nodeA || len(es) != 2 {
 				t.Fatalf("after migrate without --confirm: nodeID %q, %d engines; want node-a and 2", v.Spec.NodeID, len(es))
 			}
@@ -97,7 +97,7 @@ func TestConfirmAndRollbackAsSeparateCommands(t *testing.T) {
 
 			// Started by Longhorn's own attacher (the CSI path), finished here.
 			vol = "vol-csi"
-			if err := e.s.Attach(e.ctx, vol, nodeB); err != nil {
+			if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
 				t.Fatal(err)
 			}
 			res = e.run("migrate", "confirm", vol, "--yes", poll)
@@ -126,14 +126,14 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 			e := newEnv(t, version)
 			vol := "vol-never"
 			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			fid := e.s.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 
 			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=15s", poll)
 			expectCode(t, res, migrate.ExitStopped)
 			expectContains(t, "stderr", res.Stderr, "timed out after 15s", "Rolled back:", "Rollback verified:", "Steps taken:")
 			expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
 			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
-			if e.s.FaultHits(fid) == 0 {
+			if e.Sim.FaultHits(fid) == 0 {
 				t.Error("the fault never fired: the test did not test a migration engine that never gets ready")
 			}
 			e.expectSettled(vol, nodeA)
@@ -151,15 +151,15 @@ func TestInterruptBeforeConfirm(t *testing.T) {
 			e := newEnv(t, version)
 			vol := "vol-interrupt"
 			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			e.s.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+			e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 
-			ctx, cancel := context.WithCancel(e.ctx)
+			ctx, cancel := context.WithCancel(e.Ctx)
 			defer cancel()
 			resCh := make(chan clitest.Result, 1)
 			go func() {
 				resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
 			}()
-			e.waitFor("migration engine created", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			e.WaitFor("migration engine created", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 				return len(es) == 2
 			})
 			st := e.run("migrate", "status", vol, "-o", "yaml")

@@ -24,17 +24,17 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, version)
 			for name, opts := range map[string]lhsim.NodeOptions{"node-down": {NotReady: true}, "node-cordoned": {Unschedulable: true}} {
-				if err := e.s.AddNode(e.ctx, name, opts); err != nil {
+				if err := e.Sim.AddNode(e.Ctx, name, opts); err != nil {
 					t.Fatal(err)
 				}
 			}
 			e.createAttached(lhsim.VolumeOptions{Migratable: true}, "vol", "vol-used")
 			e.createAttached(lhsim.VolumeOptions{}, "vol-rwo")
-			e.s.Stop()
+			e.Sim.Stop()
 			// Longhorn's kubernetes-pv controller reports the pod using it.
 			status := `{"status":{"kubernetesStatus":{"pvName":"vol-used","pvcName":"vm-disk","namespace":"default","lastPodRefAt":"",` +
 				`"workloadsStatus":[{"podName":"virt-launcher-vm1-x7k2p","podStatus":"Running","workloadName":"vm1","workloadType":"VirtualMachineInstance"}]}}}`
-			if _, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.ns).Patch(e.ctx, "vol-used", types.MergePatchType, []byte(status), metav1.PatchOptions{}, "status"); err != nil {
+			if _, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, "vol-used", types.MergePatchType, []byte(status), metav1.PatchOptions{}, "status"); err != nil {
 				t.Fatal(err)
 			}
 			before := e.resourceVersions()
@@ -87,10 +87,10 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 
 			// Completion: volumes, and --to offers the other nodes only (the
 			// word to complete must come last, so the kubeconfig goes first).
-			comp := clitest.Run(e.ctx, "", "__complete", "migrate", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.ns, "vol", "--to", "")
+			comp := clitest.Run(e.Ctx, "", "__complete", "migrate", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.NS, "vol", "--to", "")
 			expectContains(t, "--to completion", comp.Stdout, "node-b\n", "node-down\n")
 			expectNotContains(t, "--to completion", comp.Stdout, "node-a\n")
-			comp = clitest.Run(e.ctx, "", "__complete", "migrate", "confirm", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.ns, "vol-r")
+			comp = clitest.Run(e.Ctx, "", "__complete", "migrate", "confirm", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.NS, "vol-r")
 			expectContains(t, "volume completion", comp.Stdout, "vol-rwo\n")
 			expectNotContains(t, "volume completion", comp.Stdout, "vol-used")
 

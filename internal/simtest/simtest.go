@@ -1,0 +1,97 @@
+// Package simtest gives a test its own simulated Longhorn: a simulator of
+// one release in a namespace of its own on the shared test API server, with
+// nodes node-a and node-b, and waits that fail the test with the last state
+// seen. Every package that drives the simulator uses it.
+package simtest
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Nodes every Env has.
+const (
+	NodeA = "node-a"
+	NodeB = "node-b"
+)
+
+// Env is one test's simulator.
+type Env struct {
+	T   *testing.T
+	Ctx context.Context
+	Sim *lhsim.Sim
+	NS  string
+	// Wait bounds each WaitFor and Await.
+	Wait time.Duration
+}
+
+// Start runs a simulator of version in namespace ns for at most life, stops
+// it when the test ends, and prints its log if the test failed (or streams
+// it when LHSIM_LOGS=1).
+func Start(t *testing.T, cfg *rest.Config, ns, version string, life, wait time.Duration) *Env {
+	t.Helper()
+	var logf func(string, ...any)
+	if os.Getenv("LHSIM_LOGS") == "1" {
+		logf = t.Logf
+	}
+	s, err := lhsim.New(cfg, lhsim.Options{Namespace: ns, Version: version, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), life)
+	if err := s.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		cancel()
+		if t.Failed() && logf == nil {
+			t.Logf("simulator log (%s, Longhorn %s):\n%s", ns, version, strings.Join(s.Logs(""), "\n"))
+		}
+	})
+	for _, n := range []string{NodeA, NodeB} {
+		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: wait}
+}
+
+// WaitFor waits until cond holds for vol, or fails the test saying what.
+func (e *Env) WaitFor(what, vol string, cond func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool) {
+	e.T.Helper()
+	ctx, cancel := context.WithTimeout(e.Ctx, e.Wait)
+	defer cancel()
+	if err := e.Sim.WaitFor(ctx, vol, cond); err != nil {
+		e.T.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Await waits until cond returns true, or fails the test saying what.
+func (e *Env) Await(what string, cond func() bool) {
+	e.T.Helper()
+	ctx, cancel := context.WithTimeout(e.Ctx, e.Wait)
+	defer cancel()
+	if err := e.Sim.Await(ctx, cond); err != nil {
+		e.T.Fatalf("%s: %v", what, err)
+	}
+}
+
+// State reads vol, its engines and replicas live, or fails the test.
+func (e *Env) State(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
+	e.T.Helper()
+	v, es, rs, err := e.Sim.State(e.Ctx, vol)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return v, es, rs
+}
