@@ -113,3 +113,9 @@ func logColumn(ev *detect.LogEvidence) string {
 	}
 	return n + " (" + ev.FirstSeen.UTC().Format(time.RFC3339) + ".." + ev.LastSeen.UTC().Format(time.RFC3339) + ")"
 }
+
+// LogEvidence is the bundle's log evidence for every volume, in the form
+// detect.AttachLogs takes; preflight classifies offline input as scan does.
+func LogEvidence(off *inventory.Offline) map[string]detect.LogEvidence {
+	return logEvidence(off, false)
+}

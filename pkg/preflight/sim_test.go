@@ -1,0 +1,215 @@
+package preflight_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/preflight"
+)
+
+// The volumes come from internal/demo's scenarios, reached through the
+// simulated Longhorn controllers of each release (the stuck state from an
+// injected delete failure during the confirm, not from written objects).
+
+type env struct{ *simtest.Env }
+
+// start runs a simulator of version in namespace ns, with demo's third
+// node for the replicas.
+func start(t *testing.T, ns, version string) *env {
+	t.Helper()
+	e := &env{simtest.Start(t, cluster.RESTConfig(), ns, version, 4*time.Minute, 60*time.Second)}
+	if err := e.Sim.AddNode(e.Ctx, demo.NodeC, lhsim.NodeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) build(names ...string) {
+	e.T.Helper()
+	scs, err := demo.Select(names)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	de := &demo.Env{Sim: e.Sim, Dynamic: cluster.Dynamic()}
+	for _, sc := range scs {
+		if err := demo.Build(e.Ctx, de, sc, ""); err != nil {
+			e.T.Fatal(err)
+		}
+	}
+}
+
+// run runs the real command tree in the simulator's namespace.
+func (e *env) run(args ...string) clitest.Result {
+	e.T.Helper()
+	args = append([]string{"preflight", "-n", e.NS}, args...)
+	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
+	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
+	return res
+}
+
+func (e *env) report(code int, args ...string) *preflight.Report {
+	e.T.Helper()
+	res := e.run(append(args, "-o", "json")...)
+	if res.Code != code {
+		e.T.Fatalf("want exit %d, got:\n%s", code, res)
+	}
+	return decode(e.T, res.Stdout)
+}
+
+func decode(t *testing.T, s string) *preflight.Report {
+	t.Helper()
+	var r preflight.Report
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("decoding the report: %v\n%s", err, s)
+	}
+	if r.APIVersion != preflight.ReportAPIVersion || r.Kind != preflight.ReportKind {
+		t.Fatalf("report kind: %s %s", r.APIVersion, r.Kind)
+	}
+	return &r
+}
+
+// setWorkload records a KubeVirt VM's pod in the volume's
+// status.kubernetesStatus, as Longhorn's kubernetes-pv controller does.
+func (e *env) setWorkload(vol, vm string) {
+	e.T.Helper()
+	patch := `{"status":{"kubernetesStatus":{"pvName":"` + vol + `","pvcName":"` + vm + `-disk-0","namespace":"default","workloadsStatus":[` +
+		`{"podName":"virt-launcher-` + vm + `-x7k2p","podStatus":"Running","workloadName":"` + vm + `","workloadType":"VirtualMachineInstance"}]}}}`
+	_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+}
+
+// placed is a migrating volume and the node it is listed under.
+type placed struct {
+	preflight.MigratingVolume
+	node string
+}
+
+func migrating(r *preflight.Report) map[string]placed {
+	out := map[string]placed{}
+	for _, n := range r.Nodes {
+		for _, v := range n.Volumes {
+			out[v.Name] = placed{v, n.Node}
+		}
+	}
+	return out
+}
+
+func blockers(r *preflight.Report) map[string]preflight.Blocker {
+	out := map[string]preflight.Blocker{}
+	for _, b := range r.Blockers {
+		out[b.Volume] = b
+	}
+	return out
+}
+
+// TestPreflightPerRelease runs preflight on a cluster of each release class,
+// first with nothing stuck (exit 0), then with a stuck volume and a
+// migration in flight (exit 1), and checks each verdict, the grouping and
+// the commands it prints.
+func TestPreflightPerRelease(t *testing.T) {
+	for _, tc := range []struct {
+		version, ns string
+		affected    bool
+		repair      detect.Action
+		guardVerb   string
+	}{
+		{"v1.4.3", "pf-v143", true, detect.ActionDeactivate, "patch on engines"},
+		{"v1.5.1", "pf-v151", true, detect.ActionDelete, "delete on engines"},
+		{"v1.6.0", "pf-v160", false, detect.ActionNone, ""},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			e := start(t, tc.ns, tc.version)
+			e.build("healthy", "idle-migratable")
+			e.setWorkload("idle-migratable", "vm-1")
+
+			// Nothing blocks: exit 0, whatever the release.
+			var r *preflight.Report
+			e.Await("the workload in the report", func() bool {
+				r = e.report(0)
+				mv, ok := migrating(r)["idle-migratable"]
+				return ok && len(mv.Workloads) == 1
+			})
+			if r.Verdict != preflight.VerdictReady || len(r.Blockers) != 0 {
+				t.Fatalf("verdict %s, blockers %+v", r.Verdict, r.Blockers)
+			}
+			if r.Release.Version != tc.version || r.Release.Affected != tc.affected || r.Release.Repair != tc.repair {
+				t.Errorf("release: %+v", r.Release)
+			}
+			if r.Summary.Attached != 2 || r.Summary.Migrating != 1 || r.Summary.Exposed != tc.affected {
+				t.Errorf("summary: %+v", r.Summary)
+			}
+			mv := migrating(r)["idle-migratable"]
+			w := mv.Workloads[0]
+			if mv.node != demo.NodeA || mv.DataEngine != "v1" || mv.Finding != nil || mv.PVC != "default/vm-1-disk-0" ||
+				w.Kind != "VirtualMachineInstance" || w.Name != "vm-1" || w.Pod != "virt-launcher-vm-1-x7k2p" {
+				t.Errorf("idle-migratable: %+v", mv)
+			}
+			if _, ok := migrating(r)["healthy"]; ok {
+				t.Errorf("an rwo volume does not live-migrate: %+v", r.Nodes)
+			}
+			guard := r.Recommendation.GuardCommand
+			if tc.affected != (guard == "kubectl longhorn-engines fix --watch --yes --for 6h -n "+tc.ns) ||
+				tc.affected != (r.Recommendation.GuardRBAC != "" && strings.Contains(r.Recommendation.GuardRBAC, tc.guardVerb)) {
+				t.Errorf("recommendation: %+v", r.Recommendation)
+			}
+
+			// A stuck volume (on affected releases) and a migration in flight.
+			e.build("mid-migration", "two-active-engines")
+			// The instance managers report a deleted engine's process gone
+			// a moment after the engine: until then it is an orphan.
+			e.Await("instance managers settled", func() bool {
+				r = e.report(1, "--to", "v1.6.2")
+				for _, b := range r.Blockers {
+					if b.Type == detect.TypeOrphanEngineProcess {
+						return false
+					}
+				}
+				return true
+			})
+			b := blockers(r)
+			mid := b["mid-migration"]
+			if mid.Type != detect.TypeMigrationInFlight || mid.Command != "kubectl longhorn-engines migrate rollback mid-migration -n "+tc.ns ||
+				!strings.Contains(mid.Resolve, "migrate confirm mid-migration -n "+tc.ns) || mid.Node != demo.NodeA {
+				t.Errorf("mid-migration: %+v", mid)
+			}
+			stuck, isStuck := b["two-active-engines"]
+			if isStuck != tc.affected {
+				t.Fatalf("two-active-engines blocker on %s: %v (%+v)", tc.version, isStuck, r.Blockers)
+			}
+			if tc.affected {
+				if stuck.Type != detect.TypeMultipleActiveEngines || stuck.Command != "kubectl longhorn-engines fix two-active-engines -n "+tc.ns || stuck.Node != demo.NodeB {
+					t.Errorf("two-active-engines: %+v", stuck)
+				}
+				if f := migrating(r)["two-active-engines"].Finding; f == nil || f.Type != detect.TypeMultipleActiveEngines || f.Action != tc.repair {
+					t.Errorf("the stuck volume's finding: %+v", f)
+				}
+			}
+			if r.Summary.Migrating != 3 || r.Verdict != preflight.VerdictAttention {
+				t.Errorf("summary %+v, verdict %s", r.Summary, r.Verdict)
+			}
+			tg := r.Target
+			if tg == nil || tg.Version != "v1.6.2" || tg.Affected || tg.Fixes != tc.affected || !tg.StuckStayStuck ||
+				!strings.Contains(tg.StuckNote, "fix only reports") {
+				t.Errorf("target: %+v", tg)
+			}
+			if wantPath := tc.version == "v1.4.3"; wantPath != (len(tg.Path) == 2 && strings.HasPrefix(tg.Path[0], "v1.5.x: use v1.5.2 or later")) {
+				t.Errorf("path: %q", tg.Path)
+			}
+		})
+	}
+}
+
