@@ -30,8 +30,8 @@ func assess(in input) *Report {
 	r := &Report{
 		APIVersion: ReportAPIVersion, Kind: ReportKind,
 		Namespace: st.Namespace, Source: in.Source,
-		Release:   assessRelease(st.Version),
-		Nodes:     []NodeVolumes{}, Blockers: []Blocker{}, Unchecked: append([]string{}, in.Unchecked...),
+		Release: assessRelease(st.Version),
+		Nodes:   []NodeVolumes{}, Blockers: []Blocker{}, Unchecked: append([]string{}, in.Unchecked...),
 	}
 	if !st.Version.Known() {
 		r.Unchecked = append(r.Unchecked, "the Longhorn release ("+st.VersionSource+")")

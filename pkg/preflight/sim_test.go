@@ -212,4 +212,3 @@ func TestPreflightPerRelease(t *testing.T) {
 		})
 	}
 }
-
