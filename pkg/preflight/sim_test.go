@@ -2,13 +2,17 @@ package preflight_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
@@ -201,6 +205,15 @@ func TestPreflightPerRelease(t *testing.T) {
 			if r.Summary.Migrating != 3 || r.Verdict != preflight.VerdictAttention {
 				t.Errorf("summary %+v, verdict %s", r.Summary, r.Verdict)
 			}
+			if tc.version == "v1.4.3" {
+				res := e.run("--to", "v1.6.2")
+				if res.Code != 1 {
+					t.Fatalf("table: want exit 1:\n%s", res)
+				}
+				golden(t, "table-v1.4.3.golden", res.Stdout)
+				golden(t, "stderr-v1.4.3.golden", res.Stderr)
+			}
+			e.offlineAgrees(r)
 			tg := r.Target
 			if tg == nil || tg.Version != "v1.6.2" || tg.Affected || tg.Fixes != tc.affected || !tg.StuckStayStuck ||
 				!strings.Contains(tg.StuckNote, "fix only reports") {
@@ -211,4 +224,57 @@ func TestPreflightPerRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// offlineAgrees writes the namespace as a support bundle (zip, laid out by
+// support-bundle-kit's rules) and as `kubectl get -o yaml` output, and
+// checks that preflight reaches the live verdict from each.
+func (e *env) offlineAgrees(live *preflight.Report) {
+	e.T.Helper()
+	objs, err := bundletest.ObjectsFrom(e.Ctx, cluster.Dynamic(), e.NS)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	dir := e.T.TempDir()
+	b := &bundletest.Bundle{CreatedAt: time.Now().UTC().Truncate(time.Second), Objects: objs}
+	zipPath, err := b.WriteZip(dir)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	list, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": objs})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	dump := filepath.Join(dir, "dump.yaml")
+	if err := os.WriteFile(dump, list, 0o644); err != nil {
+		e.T.Fatal(err)
+	}
+	for _, args := range [][]string{{"--bundle", zipPath}, {"-f", dump}} {
+		res := clitest.Run(e.Ctx, "", append([]string{"preflight", "-o", "json", "--to", "v1.6.2"}, args...)...)
+		if res.Code != 1 {
+			e.T.Fatalf("preflight %v: want exit 1:\n%s", args, res)
+		}
+		off := decode(e.T, res.Stdout)
+		if !strings.HasPrefix(off.Source, map[string]string{"--bundle": "bundle:", "-f": "files"}[args[0]]) {
+			e.T.Errorf("source %q", off.Source)
+		}
+		off.Source = live.Source
+		if got, want := summarise(off), summarise(live); got != want {
+			e.T.Errorf("preflight %v differs from the live one:\n%s\nlive:\n%s", args, got, want)
+		}
+	}
+}
+
+// summarise is the part of a report an offline read must reproduce.
+func summarise(r *preflight.Report) string {
+	r.Summary.Volumes = 0 // both count every volume, but keep the comparison on what matters
+	b, _ := json.MarshalIndent(struct {
+		V preflight.Verdict
+		R preflight.Release
+		S preflight.Summary
+		N []preflight.NodeVolumes
+		B []preflight.Blocker
+		C []string
+	}{r.Verdict, r.Release, r.Summary, r.Nodes, r.Blockers, r.Recommendation.Steps}, "", "  ")
+	return string(b)
 }
