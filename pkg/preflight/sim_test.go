@@ -278,3 +278,26 @@ func summarise(r *preflight.Report) string {
 	}{r.Verdict, r.Release, r.Summary, r.Nodes, r.Blockers, r.Recommendation.Steps}, "", "  ")
 	return string(b)
 }
+
+// An engine process left running after its engine was deleted (injected
+// during a confirm) blocks the drain of its node until it is gone.
+func TestPreflightOrphanEngineProcess(t *testing.T) {
+	t.Parallel()
+	e := start(t, "pf-orphan", "v1.5.1")
+	e.build("mid-migration")
+	e.Sim.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: "mid-migration", Engine: lhsim.RoleOld})
+	if err := e.Sim.Detach(e.Ctx, "mid-migration", demo.NodeA); err != nil {
+		t.Fatal(err)
+	}
+	var r *preflight.Report
+	e.Await("the orphan process reported", func() bool {
+		res := e.run("-o", "json")
+		r = decode(t, res.Stdout)
+		return res.Code == 1 && len(r.Blockers) == 1 && r.Blockers[0].Type == detect.TypeOrphanEngineProcess
+	})
+	b := r.Blockers[0]
+	if orphans := e.Sim.OrphanProcesses(); len(orphans) != 1 || !strings.Contains(b.Resolve, orphans[0]) ||
+		b.Command != "kubectl longhorn-engines scan -o wide -n pf-orphan" || !strings.Contains(b.Resolve, `node "node-a"`) {
+		t.Errorf("blocker %+v, simulator orphans %v", b, e.Sim.OrphanProcesses())
+	}
+}
