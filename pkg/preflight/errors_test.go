@@ -1,11 +1,15 @@
 package preflight_test
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -108,5 +112,33 @@ func TestPreflightPendingCleanupThatLasts(t *testing.T) {
 	b := r.Blockers[0]
 	if b.Volume != "pvc-pending" || b.Type != detect.TypePendingCleanup || b.Command != "kubectl longhorn-engines scan pvc-pending -o wide" || b.Node != fixture.NodeB {
 		t.Errorf("blocker: %+v", b)
+	}
+}
+
+// Files without instance managers cannot show orphan engine processes,
+// which block drains: the report, then exit 2.
+func TestPreflightFilesWithoutInstanceManagers(t *testing.T) {
+	ctx := reset(t)
+	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.5.1", "pvc-1"))); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := bundletest.ObjectsFrom(ctx, cluster.Dynamic(), cluster.Namespace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := objs[:0]
+	for _, o := range objs {
+		if o["kind"] != "InstanceManager" {
+			kept = append(kept, o)
+		}
+	}
+	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.RunWithInput(ctx, "", bytes.NewReader(b), "preflight", "-f", "-")
+	if res.Code != 2 || !strings.Contains(res.Stdout, "Not checked: orphan engine processes") ||
+		!strings.HasPrefix(lastLine(res.Stderr), "error: could not check orphan engine processes") {
+		t.Errorf("want the report, exit 2 and the reason:\n%s", res)
 	}
 }

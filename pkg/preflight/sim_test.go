@@ -139,6 +139,9 @@ func TestPreflightPerRelease(t *testing.T) {
 			e := start(t, tc.ns, tc.version)
 			e.build("healthy", "idle-migratable")
 			e.setWorkload("idle-migratable", "vm-1")
+			if tc.version == "v1.6.0" {
+				e.attachV2("v2-disk")
+			}
 
 			// Nothing blocks: exit 0, whatever the release.
 			var r *preflight.Report
@@ -153,7 +156,14 @@ func TestPreflightPerRelease(t *testing.T) {
 			if r.Release.Version != tc.version || r.Release.Affected != tc.affected || r.Release.Repair != tc.repair {
 				t.Errorf("release: %+v", r.Release)
 			}
-			if r.Summary.Attached != 2 || r.Summary.Migrating != 1 || r.Summary.Exposed != tc.affected {
+			v2 := 0
+			if tc.version == "v1.6.0" {
+				v2 = 1
+				if mv, ok := migrating(r)["v2-disk"]; !ok || mv.DataEngine != "v2" || mv.node != demo.NodeA {
+					t.Errorf("the v2 volume live-migrates too: %+v", mv)
+				}
+			}
+			if r.Summary.Attached != 2+v2 || r.Summary.Migrating != 1+v2 || r.Summary.Exposed != tc.affected {
 				t.Errorf("summary: %+v", r.Summary)
 			}
 			mv := migrating(r)["idle-migratable"]
@@ -202,7 +212,7 @@ func TestPreflightPerRelease(t *testing.T) {
 					t.Errorf("the stuck volume's finding: %+v", f)
 				}
 			}
-			if r.Summary.Migrating != 3 || r.Verdict != preflight.VerdictAttention {
+			if r.Summary.Migrating != 3+v2 || r.Verdict != preflight.VerdictAttention {
 				t.Errorf("summary %+v, verdict %s", r.Summary, r.Verdict)
 			}
 			if tc.version == "v1.4.3" {
@@ -212,6 +222,8 @@ func TestPreflightPerRelease(t *testing.T) {
 				}
 				golden(t, "table-v1.4.3.golden", res.Stdout)
 				golden(t, "stderr-v1.4.3.golden", res.Stderr)
+				res = e.run("--to", "v1.6.2", "-o", "yaml")
+				golden(t, "yaml-v1.4.3.golden", res.Stdout)
 			}
 			e.offlineAgrees(r)
 			tg := r.Target
@@ -300,4 +312,22 @@ func TestPreflightOrphanEngineProcess(t *testing.T) {
 		b.Command != "kubectl longhorn-engines scan -o wide -n pf-orphan" || !strings.Contains(b.Resolve, `node "node-a"`) {
 		t.Errorf("blocker %+v, simulator orphans %v", b, e.Sim.OrphanProcesses())
 	}
+}
+
+// attachV2 creates a migratable v2 data engine volume and attaches it to
+// node-a.
+func (e *env) attachV2(vol string) {
+	e.T.Helper()
+	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, DataEngine: longhorn.DataEngineV2, ReplicaNodes: []string{demo.NodeA, demo.NodeC}}); err != nil {
+		e.T.Fatal(err)
+	}
+	e.WaitFor("detached", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+		return v.Status.State == longhorn.VolumeStateDetached
+	})
+	if err := e.Sim.Attach(e.Ctx, vol, demo.NodeA); err != nil {
+		e.T.Fatal(err)
+	}
+	e.WaitFor("attached", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+		return v.Status.State == longhorn.VolumeStateAttached && v.Status.CurrentNodeID == demo.NodeA
+	})
 }
