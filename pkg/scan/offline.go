@@ -65,7 +65,7 @@ func (o *Options) runOffline(ctx context.Context) error {
 	dopts := detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: skipOrphans}
 	res := detect.Classify(st, dopts)
 	detect.AttachLogs(st, &res, logEvidence(off, oo.Partial()), dopts)
-	return o.print(st, res, off.Source)
+	return o.print(st, res, off.Source, off.Incomplete)
 }
 
 // explicitNamespace is -n when given: offline, an absent -n lets the input
