@@ -115,8 +115,23 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 			return r.report(out)
 		}
 		err := r.write(ctx, fresh.Action, fresh.Keep, e)
-		if err != nil {
+		if err != nil && r.DryRun == DryRunNone && ambiguous(err) {
+			// The answer was lost: read the engine back, never resend.
+			outcome, seen := r.readBack(ctx, fresh.Action, e)
+			_ = log.Printf("%s engine=%s error=%q readBack=%s seen=%q", fresh.Action, e.Name, err.Error(), outcome, seen)
+			switch outcome {
+			case writeApplied:
+				r.Printer.Progress("the answer to the %s of engine %s was lost (%v); read back: %s", fresh.Action, e.Name, err, seen)
+				err = nil
+			case writeNotApplied:
+				err = fmt.Errorf("the %s of engine %s failed (%v) and did not happen (read back: %s); it was not retried", fresh.Action, e.Name, err, seen)
+			default:
+				err = fmt.Errorf("the %s of engine %s failed (%v) and may have happened (%s): check with 'kubectl longhorn-engines scan %s' before anything else", fresh.Action, e.Name, err, seen, fresh.Volume)
+			}
+		} else if err != nil {
 			_ = log.Printf("%s engine=%s error=%q", fresh.Action, e.Name, err.Error())
+		}
+		if err != nil {
 			out.Result = ResultFailed
 			out.Detail = err.Error()
 			if len(out.Changed) > 0 {
