@@ -25,8 +25,17 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 		err = cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	code, printIt := cmdutil.CodeOf(err)
+	msg := ""
 	if printIt {
-		fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err.Error()))
+		msg = oneLine(err.Error())
+	}
+	if se := cmdutil.Interrupted(ctx); se != nil {
+		if c, m := cmdutil.InterruptedCode(se, code, msg); c != code {
+			code, msg, printIt = c, m, true
+		}
+	}
+	if printIt {
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", msg)
 	}
 	return code
 }

@@ -57,6 +57,11 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		return r.report(out)
 	}
 
+	if ctx.Err() != nil {
+		out.Result, out.Detail = ResultNotAttempted, "not attempted: the run was stopped before this volume; nothing written"
+		_ = log.Printf("skip volume=%s reason=%q", planned.Volume, "stopped: "+context.Cause(ctx).Error())
+		return r.report(out)
+	}
 	vr, reason, err := r.recheck(ctx, planned)
 	if err != nil {
 		out.Result, out.Detail = ResultFailed, "re-check failed, nothing written: "+err.Error()
@@ -108,6 +113,16 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		}
 		if r.beforeWrite != nil {
 			r.beforeWrite(e.Name)
+		}
+		if ctx.Err() != nil {
+			// A safe point: the backup is on disk, this write not sent.
+			out.Result = ResultNotAttempted
+			out.Detail = fmt.Sprintf("stopped before writing engine %s; written so far: %s", e.Name, orNone(out.Changed))
+			if out.Backup != "" {
+				out.Detail += "; backup kept in " + out.Backup
+			}
+			_ = log.Printf("stop volume=%s before=%s written=%s reason=%q", fresh.Volume, e.Name, orNone(out.Changed), context.Cause(ctx).Error())
+			return r.report(out)
 		}
 		if err := log.Printf("%s engine=%s uid=%s resourceVersion=%s node=%s keep=%s dryRun=%s attempt",
 			fresh.Action, e.Name, e.UID, e.ResourceVersion, e.NodeID, fresh.Keep.Name, r.DryRun); err != nil {
