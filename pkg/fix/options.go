@@ -180,6 +180,9 @@ func (o *Options) Run(ctx context.Context) error {
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 		}
 		defer b.Close()
+		if testHooks.BackupStore != nil {
+			b.Store = testHooks.BackupStore(b.Store)
+		}
 		r.Backup = b
 		pr.Progress("Backups and the action log go to %s", backupDir)
 		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {

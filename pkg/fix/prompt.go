@@ -51,4 +51,6 @@ var testHooks struct {
 	Terminal func(io.Reader) bool
 	// PollInterval overrides the verification poll interval.
 	PollInterval time.Duration
+	// BackupStore wraps the backup folder's store (a full disk, say).
+	BackupStore func(BackupStore) BackupStore
 }
