@@ -9,13 +9,6 @@ import (
 	"syscall"
 )
 
-// Exit codes of a run stopped by a signal, as shells report them (128 + the
-// signal's number). They override 0, 1 and 2, never 3: a person must act.
-const (
-	ExitInterrupted = 130 // SIGINT
-	ExitTerminated  = 143 // SIGTERM
-)
-
 // SignalError is the cause of a context cancelled by a signal.
 type SignalError struct{ Signal os.Signal }
 
@@ -74,7 +67,8 @@ func Interrupted(ctx context.Context) *SignalError {
 }
 
 // InterruptedCode applies a signal to a command's result: the exit code
-// becomes 130 or 143 (unless the command needs a person, code 3), and the
+// becomes ExitInterrupted or ExitTerminated, overriding 0, 1 and 2 but never
+// 3 (a person must act first), and the
 // one error line says the run was interrupted.
 func InterruptedCode(se *SignalError, code int, msg string) (int, string) {
 	if se == nil || code == 3 {
