@@ -39,6 +39,9 @@ const (
 	Status503 Fault = "503"
 	Status409 Fault = "409"
 	Status429 Fault = "429"
+	// Status410 answers 410 Gone (reason Expired), as an API server does
+	// to a list or watch whose resourceVersion is too old.
+	Status410 Fault = "410"
 	// Timeout holds the request, unforwarded, until the client gives up
 	// (or Delay passes), then drops the connection.
 	Timeout Fault = "timeout"
@@ -246,7 +249,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Fault = rule.Fault
 	switch rule.Fault {
-	case Status500, Status503, Status409, Status429:
+	case Status500, Status503, Status409, Status429, Status410:
 		code, _ := strconv.Atoi(string(rule.Fault))
 		req.Status = code
 		p.record(req)
@@ -345,7 +348,7 @@ func underlyingTCP(c net.Conn) (*net.TCPConn, bool) {
 // writeStatus answers with a Kubernetes Status object, as the API server
 // does, so clients classify the error as they would a real one.
 func writeStatus(w http.ResponseWriter, code int, req Request) {
-	reason := map[int]string{500: "InternalError", 503: "ServiceUnavailable", 409: "Conflict", 429: "TooManyRequests"}[code]
+	reason := map[int]string{500: "InternalError", 503: "ServiceUnavailable", 409: "Conflict", 429: "TooManyRequests", 410: "Expired"}[code]
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"faultproxy: injected %d for %s %s %s","reason":%q,"details":{"name":%q,"kind":%q},"code":%d}`,

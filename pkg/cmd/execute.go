@@ -20,6 +20,7 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	// A mistyped flag or command checked nothing: exit 2, never scan's 1
 	// ("findings"), so scripts cannot mistake a typo for a result.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.WithCode(cmdutil.ExitNoCheck, err) })
+	ctx = cmdutil.WithSignalEnd(ctx)
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
 		err = cmdutil.WithCode(cmdutil.ExitNoCheck, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -57,13 +58,34 @@ func NotifyContext(parent context.Context) (context.Context, func()) {
 	}
 }
 
-// Interrupted returns the signal that cancelled ctx, or nil.
+// Interrupted returns the signal that cancelled ctx, or nil. A signal that
+// is the command's normal way to end (see SignalEndsNormally) is nil too.
 func Interrupted(ctx context.Context) *SignalError {
 	var se *SignalError
-	if errors.As(context.Cause(ctx), &se) {
-		return se
+	if !errors.As(context.Cause(ctx), &se) {
+		return nil
 	}
-	return nil
+	if n, _ := ctx.Value(normalEndKey{}).(*atomic.Bool); n != nil && n.Load() {
+		return nil
+	}
+	return se
+}
+
+type normalEndKey struct{}
+
+// WithSignalEnd makes ctx able to record that a signal is a command's
+// normal end; Execute does this for every command.
+func WithSignalEnd(ctx context.Context) context.Context {
+	return context.WithValue(ctx, normalEndKey{}, new(atomic.Bool))
+}
+
+// SignalEndsNormally records that the running command ends on a signal by
+// design (the guard: SIGTERM closes its window), so its own exit code
+// stands instead of 130/143.
+func SignalEndsNormally(ctx context.Context) {
+	if n, _ := ctx.Value(normalEndKey{}).(*atomic.Bool); n != nil {
+		n.Store(true)
+	}
 }
 
 // InterruptedCode applies a signal to a command's result: the exit code
