@@ -170,7 +170,8 @@ func (o *Options) read(ctx context.Context) (input, error) {
 		return input{}, err
 	}
 	st := off.State
-	unchecked := orphanCheck(st, off.OrphansUnreliable)
+	// What the input lacked leaves the whole check incomplete (exit 2).
+	unchecked := append(append([]string(nil), off.Incomplete...), orphanCheck(st, off.OrphansUnreliable)...)
 	dopts.SkipOrphans = off.OrphansUnreliable != ""
 	if st.Namespace == "" {
 		st.Namespace = o.namespace
