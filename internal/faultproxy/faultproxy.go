@@ -129,7 +129,6 @@ func Start(cfg *rest.Config) (*Proxy, error) {
 		},
 		Transport:     upstream,
 		FlushInterval: -1, // watches stream
-		ErrorLog:      nil,
 	}
 	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
 	p.srv.StartTLS()
@@ -300,7 +299,7 @@ func (p *Proxy) forwardAndDiscard(r *http.Request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, nil
 }

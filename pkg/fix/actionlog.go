@@ -33,7 +33,7 @@ func OpenActionLog(path string) (*ActionLog, error) {
 	}
 	// The log's name must survive a crash as its lines do.
 	if err := syncDir(filepath.Dir(path)); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("syncing the backup folder: %w", err)
 	}
 	return &ActionLog{f: f, now: time.Now}, nil

@@ -65,7 +65,7 @@ func cutAtLine(t *testing.T, text []byte, marker string) []byte {
 func declareHuge(t *testing.T, data []byte, name string) []byte {
 	t.Helper()
 	out := append([]byte(nil), data...)
-	i := bytes.Index(out, append([]byte("PK\x01\x02"), []byte{}...))
+	i := bytes.Index(out, []byte("PK\x01\x02"))
 	for i >= 0 {
 		nameLen := int(binary.LittleEndian.Uint16(out[i+28:]))
 		if string(out[i+46:i+46+nameLen]) == name {
