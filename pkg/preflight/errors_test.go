@@ -3,6 +3,8 @@ package preflight_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,31 @@ func TestPreflightFilesWithoutInstanceManagers(t *testing.T) {
 	if res.Code != 2 || !strings.Contains(res.Stdout, "Not checked: orphan engine processes") ||
 		!strings.HasPrefix(lastLine(res.Stderr), "error: could not check orphan engine processes") {
 		t.Errorf("want the report, exit 2 and the reason:\n%s", res)
+	}
+}
+
+// A bundle cut short or without volumes.yaml is an incomplete check: the
+// report of what was read, "Not checked" naming what is missing, exit 2.
+func TestPreflightIncompleteBundle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := &bundletest.Bundle{CreatedAt: bundletest.Created, Objects: bundletest.Scenario(bundletest.Namespace, "v1.4.3")}
+	files, err := b.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := bundletest.Zip(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"cut": whole[:3000], "half": whole[:len(whole)/2]} {
+		p := filepath.Join(t.TempDir(), name+".zip")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := clitest.Run(ctx, "", "preflight", "--bundle", p)
+		if res.Code != 2 || strings.Count(res.Stderr, "error: ") != 1 || !strings.Contains(res.Stderr, "is damaged") {
+			t.Errorf("%s: want exit 2 with one error line naming the damage:\n%s", name, res)
+		}
 	}
 }
