@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
@@ -46,12 +48,18 @@ func startRelease(t *testing.T, release string) (*testcluster.Cluster, *lhreal.C
 	return c, lc
 }
 
-// The seed's stuck state (two active engines after a confirm) makes
-// Longhorn v1.4.3's own volume controller fail every sync with its BUG
-// error; a fault on the volume's status update answers instead of the API
-// server and counts its hits.
-func TestStuckVolumeV143(t *testing.T) {
-	const release, vol = "v1.4.3", "pvc-stuck"
+// The seed's stuck state (two active engines after a confirm) makes each
+// release's own volume controller fail every sync with its BUG error; a
+// fault on the volume's status update answers instead of the API server
+// and counts its hits.
+func TestStuckVolume(t *testing.T) {
+	for _, release := range lhreal.Releases() {
+		t.Run(release, func(t *testing.T) { testStuckVolume(t, release) })
+	}
+}
+
+func testStuckVolume(t *testing.T, release string) {
+	const vol = "pvc-stuck"
 	c, lc := startRelease(t, release)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -64,6 +72,12 @@ func TestStuckVolumeV143(t *testing.T) {
 	}
 	o := fixture.TwoActiveEngines(release, vol)
 	o.Volumes[0].Status.OwnerID = fixture.NodeA
+	// From 1.5 the attachment controller creates a volume's
+	// VolumeAttachment as soon as it sees the volume: create it first.
+	for _, va := range o.VAs {
+		createVA(ctx, t, c, va)
+	}
+	o.VAs = nil
 	if err := fixture.Create(ctx, c, o); err != nil {
 		t.Fatal(err)
 	}
@@ -75,5 +89,25 @@ func TestStuckVolumeV143(t *testing.T) {
 	}
 	if hits := lc.FaultHits(id); hits != 1 {
 		t.Errorf("fault hits = %d, want 1 (the controller's status update of %s)", hits, vol)
+	}
+}
+
+// createVA creates a fixture VolumeAttachment valid under Longhorn's own
+// schema, which requires every ticket status to list its conditions.
+func createVA(ctx context.Context, t *testing.T, c *testcluster.Cluster, va *longhorn.VolumeAttachment) {
+	t.Helper()
+	u, err := fixture.Unstructured("VolumeAttachment", va)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses, _ := u.Object["status"].(map[string]any)["attachmentTicketStatuses"].(map[string]any)
+	for _, st := range statuses {
+		st := st.(map[string]any)
+		if st["conditions"] == nil {
+			st["conditions"] = []any{}
+		}
+	}
+	if _, err := c.Create(ctx, u); err != nil {
+		t.Fatal(err)
 	}
 }
