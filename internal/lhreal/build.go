@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -104,9 +105,15 @@ func Binary(release string) (string, error) {
 	return o.val, o.err
 }
 
+// helmLabels is the one Helm template action in newer releases' crds.yaml
+// (the file is copied into the chart): the chart's common labels, which
+// matter to nothing here.
+var helmLabels = regexp.MustCompile(`\{\{-? *include "longhorn\.labels" \. \| nindent [0-9]+ *-?\}\}`)
+
 // CRDs returns Longhorn's own k8s/crds.yaml of the release, read from the
 // longhorn-manager module in the module cache (the nested module's
-// version). Install it with testcluster.Options{CRDYAML: ...} or
+// version), with the Helm labels template of newer releases removed.
+// Install it with testcluster.Options{CRDYAML: ...} or
 // Cluster.InstallCRDYAML.
 func CRDs(release string) ([]byte, error) {
 	if err := checkRelease(release); err != nil {
@@ -128,7 +135,12 @@ func CRDs(release string) ([]byte, error) {
 			o.err = fmt.Errorf("lhreal: longhorn-manager %s is not downloaded (run go mod download in %s)", release, moduleDir(release))
 			return
 		}
-		o.data, o.err = os.ReadFile(filepath.Join(dir, "k8s", "crds.yaml"))
+		data, err := os.ReadFile(filepath.Join(dir, "k8s", "crds.yaml"))
+		if err != nil {
+			o.err = err
+			return
+		}
+		o.data = helmLabels.ReplaceAll(data, nil)
 	})
 	return o.data, o.err
 }

@@ -1,0 +1,3 @@
+module github.com/longhorn/longhorn-spdk-engine
+
+go 1.22
