@@ -63,6 +63,11 @@ func (s *Sim) AddNode(ctx context.Context, name string, opts NodeOptions) error 
 			return fmt.Errorf("lhsim: create instance manager %s: %w", imName, err)
 		}
 	}
+	if s.instanceOnly && s.queue != nil {
+		if err := s.writeEngineImage(ctx); err != nil {
+			return err
+		}
+	}
 	// the instance-manager sync writes the status
 	if s.queue != nil {
 		s.enqueue(keyIM)
