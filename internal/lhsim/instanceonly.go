@@ -239,3 +239,10 @@ func (s *Sim) admitVolumeAttachment(ctx context.Context, vol string) error {
 	}
 	return err
 }
+
+// EngineImage is the engine image the simulator's volumes name and its
+// EngineImage object deploys.
+func (s *Sim) EngineImage() string { return s.engineImage() }
+
+// InstanceManagerImage is the image of the simulated instance managers.
+func (s *Sim) InstanceManagerImage() string { return s.imImage() }
