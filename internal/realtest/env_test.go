@@ -67,32 +67,19 @@ func newEnv(t *testing.T, release string) *env {
 	if err := clusterErr[release]; err != nil {
 		t.Fatalf("Longhorn %s: %v", release, err)
 	}
-	c := clusters[release]
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	t.Cleanup(cancel)
-	ns := fmt.Sprintf("real-%d", nsSeq.Add(1))
-	e := &env{t: t, ctx: ctx, release: release, c: c, ns: ns}
-	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: ns, Version: release, InstanceOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.sim = s
-	t.Cleanup(s.Stop)
+	e := newBareEnv(t, release, true)
 	nodes := []string{nodeA, nodeB, nodeC}
 	for _, n := range nodes {
-		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
+		if err := e.sim.AddNode(e.ctx, n, lhsim.NodeOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := lhreal.Seed(ctx, c.Dynamic(), lhreal.SeedOptions{Namespace: ns, EngineImage: s.EngineImage(),
-		InstanceManagerImage: s.InstanceManagerImage(), Nodes: nodes}); err != nil {
+	if err := lhreal.Seed(e.ctx, e.c.Dynamic(), lhreal.SeedOptions{Namespace: e.ns, EngineImage: e.sim.EngineImage(),
+		InstanceManagerImage: e.sim.InstanceManagerImage(), Nodes: nodes}); err != nil {
 		t.Fatal(err)
 	}
 	e.watchDeletions()
-	lh, err := lhreal.Start(ctx, lhreal.Options{Release: release, Kubeconfig: c.KubeconfigPath(), Namespace: ns, Nodes: nodes})
+	lh, err := lhreal.Start(e.ctx, lhreal.Options{Release: release, Kubeconfig: e.c.KubeconfigPath(), Namespace: e.ns, Nodes: nodes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +88,32 @@ func newEnv(t *testing.T, release string) *env {
 		lh.Stop()
 		if t.Failed() {
 			t.Logf("Longhorn %s controllers' log (tail):\n%s", release, tailLines(lh.Logs(), 60))
-			t.Logf("simulator log (tail):\n%s", strings.Join(lastN(s.Logs(""), 30), "\n"))
+		}
+	})
+	return e
+}
+
+// newBareEnv starts a simulator (instance-only or not) in a new namespace
+// of the release's API server.
+func newBareEnv(t *testing.T, release string, instanceOnly bool) *env {
+	t.Helper()
+	c := clusters[release]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	ns := fmt.Sprintf("real-%d", nsSeq.Add(1))
+	e := &env{t: t, ctx: ctx, release: release, c: c, ns: ns}
+	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: ns, Version: release, InstanceOnly: instanceOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.sim = s
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("simulator log, %s (tail):\n%s", ns, strings.Join(lastN(s.Logs(""), 30), "\n"))
 		}
 	})
 	return e

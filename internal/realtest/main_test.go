@@ -7,6 +7,7 @@ package realtest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	os.Exit(run(m))
 }
 

@@ -88,7 +88,9 @@ func (e *env) seedState(vol string) string {
 	e.migrating(vol)
 	_, es, _ := e.state(vol)
 	old := engineOn(es, nodeA).Name
-	if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: old, Count: 1, Code: 500}); err != nil {
+	if e.lh == nil {
+		e.sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: old, Times: 1})
+	} else if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: old, Count: 1, Code: 500}); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil {
