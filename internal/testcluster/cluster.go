@@ -65,6 +65,10 @@ type Options struct {
 	Namespace string
 	// SkipCRDs starts without any CRD; install some with InstallCRDs.
 	SkipCRDs bool
+	// CRDYAML, when set, is installed instead of the embedded CRDs: a
+	// multi-document YAML of CustomResourceDefinitions, such as a Longhorn
+	// release's k8s/crds.yaml (see InstallCRDYAML).
+	CRDYAML []byte
 	// Logf receives progress and timings; nil means silent unless
 	// TESTCLUSTER_LOGS=1, which logs to stderr.
 	Logf func(format string, args ...any)
@@ -92,9 +96,10 @@ type Cluster struct {
 	dyn        dynamic.Interface
 	kubeconfig string
 
-	mu            sync.Mutex // guards api and lastUninstall
+	mu            sync.Mutex // guards api, lastUninstall and yamlDefs
 	api           *apiServer
 	lastUninstall time.Time
+	yamlDefs      map[string]*crdDef // CRD name -> CRD installed by InstallCRDYAML
 
 	stopOnce sync.Once
 }
@@ -193,7 +198,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	c.logf("testcluster: API server healthy in %v (%s)", time.Since(t1).Round(time.Millisecond), c.host)
 
-	if !opts.SkipCRDs {
+	switch {
+	case opts.SkipCRDs:
+	case opts.CRDYAML != nil:
+		if err := c.InstallCRDYAML(ctx, opts.CRDYAML); err != nil {
+			return nil, err
+		}
+	default:
 		if err := c.InstallCRDs(ctx); err != nil {
 			return nil, err
 		}
@@ -308,7 +319,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	}
 	var defs []*crdDef
 	for _, crd := range crds {
-		if d, err := lookupCRD(crd.Name); err == nil {
+		if d, err := c.lookupInstalled(crd.Name); err == nil {
 			defs = append(defs, d)
 		}
 	}

@@ -98,14 +98,19 @@ func GVR(kind string) schema.GroupVersionResource {
 }
 
 func lookupCRD(name string) (*crdDef, error) {
-	n := strings.ToLower(strings.TrimSuffix(strings.ToLower(name), "."+Group))
 	for i := range crdDefs {
-		d := &crdDefs[i]
-		if n == strings.ToLower(d.kind) || n == d.plural || n == d.short {
+		if d := &crdDefs[i]; matchesCRD(d, name) {
 			return d, nil
 		}
 	}
 	return nil, fmt.Errorf("testcluster: unknown Longhorn kind %q (known: %s)", name, strings.Join(Kinds(), ", "))
+}
+
+// matchesCRD reports whether name is d's kind, plural, short name or CRD
+// name, case-insensitively.
+func matchesCRD(d *crdDef, name string) bool {
+	n := strings.TrimSuffix(strings.ToLower(name), "."+Group)
+	return n == strings.ToLower(d.kind) || n == d.plural || (d.short != "" && n == d.short)
 }
 
 func lookupCRDs(kinds []string) ([]*crdDef, error) {
@@ -304,7 +309,9 @@ func (c *Cluster) warmResource(ctx context.Context, d *crdDef) error {
 		code, body = c.rawDo(ctx, http.MethodPost, path+"?dryRun=All", obj)
 		took = time.Since(t0)
 		switch code {
-		case http.StatusCreated, http.StatusOK, http.StatusConflict:
+		// 422: a release's own schema may require fields the warm-up
+		// object lacks; the create path was reached all the same.
+		case http.StatusCreated, http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity:
 			return true, nil
 		case http.StatusTooManyRequests:
 			return false, nil

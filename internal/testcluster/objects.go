@@ -89,7 +89,7 @@ func (c *Cluster) Create(ctx context.Context, obj *unstructured.Unstructured) (*
 	if gvk.Group != Group {
 		return nil, fmt.Errorf("testcluster: create: %s is not in group %s", gvk, Group)
 	}
-	d, err := lookupCRD(gvk.Kind)
+	d, err := c.lookupInstalled(gvk.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,8 @@ func (c *Cluster) Create(ctx context.Context, obj *unstructured.Unstructured) (*
 	if in.GetNamespace() == "" {
 		in.SetNamespace(c.namespace)
 	}
-	ri := c.dyn.Resource(GVR(d.kind)).Namespace(in.GetNamespace())
+	gvr := schema.GroupVersionResource{Group: Group, Version: Version, Resource: d.plural}
+	ri := c.dyn.Resource(gvr).Namespace(in.GetNamespace())
 	out, err := ri.Create(ctx, in, metav1.CreateOptions{})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,134 @@
+package lhreal
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// repoRoot is the repository's root, found from this file's path.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+func moduleDir(release string) string {
+	return filepath.Join(repoRoot(), "test", "longhorn", release)
+}
+
+// Releases lists the Longhorn releases that have a controllers module
+// (test/longhorn/v*/go.mod), oldest first.
+func Releases() []string {
+	matches, _ := filepath.Glob(filepath.Join(repoRoot(), "test", "longhorn", "v*", "go.mod"))
+	out := make([]string, 0, len(matches))
+	for _, m := range matches {
+		out = append(out, filepath.Base(filepath.Dir(m)))
+	}
+	sort.Slice(out, func(i, j int) bool { return versionLess(out[i], out[j]) })
+	return out
+}
+
+func versionLess(a, b string) bool {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	return false
+}
+
+func versionParts(v string) [3]int {
+	var p [3]int
+	_, _ = fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d.%d", &p[0], &p[1], &p[2])
+	return p
+}
+
+func checkRelease(release string) error {
+	if _, err := os.Stat(filepath.Join(moduleDir(release), "go.mod")); err != nil {
+		return fmt.Errorf("lhreal: no controllers module for Longhorn %s (have %v)", release, Releases())
+	}
+	return nil
+}
+
+type once struct {
+	once sync.Once
+	val  string
+	data []byte
+	err  error
+}
+
+var (
+	buildsMu sync.Mutex
+	builds   = map[string]*once{}
+	crdsMu   sync.Mutex
+	crds     = map[string]*once{}
+)
+
+func onceFor(mu *sync.Mutex, m map[string]*once, key string) *once {
+	mu.Lock()
+	defer mu.Unlock()
+	o := m[key]
+	if o == nil {
+		o = &once{}
+		m[key] = o
+	}
+	return o
+}
+
+// Binary builds longhorn-controllers-<release> into bin/longhorn/ of the
+// repository (once per process; the Go build cache makes later processes
+// fast) and returns its path.
+func Binary(release string) (string, error) {
+	if err := checkRelease(release); err != nil {
+		return "", err
+	}
+	o := onceFor(&buildsMu, builds, release)
+	o.once.Do(func() {
+		out := filepath.Join(repoRoot(), "bin", "longhorn", "longhorn-controllers-"+release)
+		cmd := exec.Command("go", "build", "-C", moduleDir(release), "-o", out, ".")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			o.err = fmt.Errorf("lhreal: build controllers %s: %v\n%s", release, err, stderr.String())
+			return
+		}
+		o.val = out
+	})
+	return o.val, o.err
+}
+
+// CRDs returns Longhorn's own k8s/crds.yaml of the release, read from the
+// longhorn-manager module in the module cache (the nested module's
+// version). Install it with testcluster.Options{CRDYAML: ...} or
+// Cluster.InstallCRDYAML.
+func CRDs(release string) ([]byte, error) {
+	if err := checkRelease(release); err != nil {
+		return nil, err
+	}
+	o := onceFor(&crdsMu, crds, release)
+	o.once.Do(func() {
+		cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/longhorn/longhorn-manager")
+		cmd.Dir = moduleDir(release)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			o.err = fmt.Errorf("lhreal: locate longhorn-manager %s: %v\n%s", release, err, stderr.String())
+			return
+		}
+		dir := strings.TrimSpace(string(out))
+		if dir == "" {
+			o.err = fmt.Errorf("lhreal: longhorn-manager %s is not downloaded (run go mod download in %s)", release, moduleDir(release))
+			return
+		}
+		o.data, o.err = os.ReadFile(filepath.Join(dir, "k8s", "crds.yaml"))
+	})
+	return o.data, o.err
+}

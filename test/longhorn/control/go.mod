@@ -1,0 +1,3 @@
+module github.com/longhorn-engines/kubectl-longhorn-engines/test/longhorn/control
+
+go 1.22

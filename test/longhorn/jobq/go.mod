@@ -1,0 +1,3 @@
+module github.com/honestbee/jobq
+
+go 1.17
