@@ -62,6 +62,15 @@ func engineImageName(image string) string {
 	return "ei-" + hex.EncodeToString(sum[:])[:8]
 }
 
+// imageChecksumName is the instance-manager-image label Longhorn's
+// datastore selects instance managers by: "imi-" and the first 8 hex
+// characters of the SHA-512 of the image's canonical name.
+func imageChecksumName(image string) string {
+	canonical := strings.NewReplacer(":", "-", "/", "-").Replace(image)
+	sum := sha512.Sum512([]byte(strings.TrimSpace(canonical)))
+	return "imi-" + hex.EncodeToString(sum[:])[:8]
+}
+
 // writeEngineImage creates or refreshes the EngineImage of the release's
 // engine image, deployed on every Longhorn Node in the namespace. A server
 // that does not serve EngineImages is left alone.

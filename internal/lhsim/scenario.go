@@ -49,10 +49,11 @@ func (s *Sim) AddNode(ctx context.Context, name string, opts NodeOptions) error 
 		imName := s.imName(name, kind)
 		im := newObject(longhorn.InstanceManagers.Kind, s.ns, imName)
 		im.SetLabels(map[string]string{
+			"longhorn.io/managed-by":             "longhorn-manager",
 			"longhorn.io/component":              "instance-manager",
 			"longhorn.io/instance-manager-type":  kind,
 			"longhorn.io/node":                   name,
-			"longhorn.io/instance-manager-image": hexOf(s.imImage(), 8),
+			"longhorn.io/instance-manager-image": imageChecksumName(s.imImage()),
 		})
 		spec := map[string]any{"nodeID": name, "type": kind, "image": s.imImage()}
 		if s.b.dataEngineField != "" {

@@ -74,9 +74,20 @@ func newEnv(t *testing.T, release string) *env {
 			t.Fatal(err)
 		}
 	}
-	if err := lhreal.Seed(e.ctx, e.c.Dynamic(), lhreal.SeedOptions{Namespace: e.ns, EngineImage: e.sim.EngineImage(),
-		InstanceManagerImage: e.sim.InstanceManagerImage(), Nodes: nodes}); err != nil {
-		t.Fatal(err)
+	// what lhreal.Seed writes, in this test's namespace: the nodes and the
+	// engine image are the simulator's
+	for name, value := range map[string]string{
+		"default-engine-image":           e.sim.EngineImage(),
+		"default-instance-manager-image": e.sim.InstanceManagerImage(),
+	} {
+		setting := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": longhorn.APIVersion, "kind": longhorn.Settings.Kind,
+			"metadata": map[string]any{"name": name, "namespace": e.ns},
+			"value":    value,
+		}}
+		if _, err := e.c.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(e.ns).Create(e.ctx, setting, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.watchDeletions()
 	lh, err := lhreal.Start(e.ctx, lhreal.Options{Release: release, Kubeconfig: e.c.KubeconfigPath(), Namespace: e.ns, Nodes: nodes})
