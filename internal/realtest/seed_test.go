@@ -1,6 +1,7 @@
 package realtest
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -79,6 +80,18 @@ func (e *env) migrating(vol string) {
 	})
 }
 
+// detach retries Detach as the CSI driver does: the API answers from its
+// caches, which may not show the migration engine yet.
+func (e *env) detach(vol, node string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+	defer cancel()
+	var last error
+	if err := e.sim.Await(ctx, func() bool { last = e.sim.Detach(e.ctx, vol, node); return last == nil }); err != nil {
+		e.t.Fatalf("detach %s from %s: %v (last: %v)", vol, node, err, last)
+	}
+}
+
 // seedState runs the seed's sequence: attach on node-a, migrate to node-b,
 // confirm while the volume controller's delete of the old engine fails
 // once. It returns the old engine's name.
@@ -93,9 +106,7 @@ func (e *env) seedState(vol string) string {
 	} else if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: old, Count: 1, Code: 500}); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil {
-		e.t.Fatal(err)
-	}
+	e.detach(vol, nodeA)
 	return old
 }
 
