@@ -130,6 +130,27 @@ func TestDocumentedRBAC(t *testing.T) {
 			}
 		})
 
+		t.Run("preflight/"+v.version, func(t *testing.T) {
+			ctx := begin(t)
+			create(ctx, t, stuckObjs)
+			// preflight reads what scan reads: exactly the scan Role.
+			r := kubectlAs(ctx, t, userWith(t, scanRole), "longhorn-engines", "preflight")
+			if r.Code != 1 || !strings.Contains(r.Stdout, "kubectl longhorn-engines fix "+stuckVolume) || strings.Contains(strings.ToLower(r.Stderr), "warning") || strings.Contains(r.Stderr, "error:") {
+				t.Errorf("preflight with the scan Role: want exit 1 (a blocker and its command), no warning or error:\n%v", r)
+			}
+			// Orphan engine processes block drains: without instance
+			// managers the check is incomplete, exit 2 after the report.
+			r = kubectlAs(ctx, t, userWith(t, without(scanRole, "instancemanagers")), "longhorn-engines", "preflight")
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+			if r.Code != 2 || !strings.Contains(r.Stdout, stuckVolume) || !strings.HasPrefix(lines[len(lines)-1], "error: could not check orphan engine processes") {
+				t.Errorf("preflight without instancemanagers: want the report, exit 2 and \"error: could not check orphan engine processes ...\":\n%v", r)
+			}
+			r = kubectlAs(ctx, t, userWith(t, without(scanRole, "engines")), "longhorn-engines", "preflight")
+			if r.Code != 2 || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot list engines.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
+				t.Errorf("preflight without engines: want exit 2 and one line \"error: forbidden: cannot list engines.longhorn.io ...\":\n%v", r)
+			}
+		})
+
 		t.Run("fix/"+v.version, func(t *testing.T) {
 			ctx := begin(t)
 			create(ctx, t, stuckObjs)

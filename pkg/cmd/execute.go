@@ -20,13 +20,23 @@ func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	// A mistyped flag or command checked nothing: exit 2, never scan's 1
 	// ("findings"), so scripts cannot mistake a typo for a result.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.WithCode(cmdutil.ExitNoCheck, err) })
+	ctx = cmdutil.WithSignalEnd(ctx)
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
 		err = cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	code, printIt := cmdutil.CodeOf(err)
+	msg := ""
 	if printIt {
-		fmt.Fprintf(streams.ErrOut, "error: %s\n", oneLine(err.Error()))
+		msg = oneLine(err.Error())
+	}
+	if se := cmdutil.Interrupted(ctx); se != nil {
+		if c, m := cmdutil.InterruptedCode(se, code, msg); c != code {
+			code, msg, printIt = c, m, true
+		}
+	}
+	if printIt {
+		fmt.Fprintf(streams.ErrOut, "error: %s\n", msg)
 	}
 	return code
 }

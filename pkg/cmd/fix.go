@@ -92,6 +92,9 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 				if err := g.Complete(args); err != nil {
 					return cmdutil.WithCode(fix.ExitNoCheck, err)
 				}
+				// SIGTERM is how the guard's window ends: its verdict
+				// (0-3, deploy/README.md) is the exit code.
+				cmdutil.SignalEndsNormally(cmd.Context())
 				return g.Run(cmd.Context())
 			}
 			if cmd.Flags().Changed("for") || cmd.Flags().Changed("settle") {

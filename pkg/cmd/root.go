@@ -31,6 +31,7 @@ func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
   scan      read-only: classify every volume and explain each finding
   fix       repair affected volumes, never touching the engine that serves I/O
   migrate   drive a live migration safely
+  preflight before an upgrade: which volumes are exposed, what to run
 
 The Longhorn namespace is longhorn-system unless -n is given.`,
 		SilenceUsage:  true,
@@ -55,6 +56,7 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 		newScanCommand(cf, streams),
 		newFixCommand(cf, streams),
 		newMigrateCommand(cf, streams),
+		newPreflightCommand(cf, streams),
 		newVersionCommand(streams),
 		newCompletionCommand(streams),
 	)

@@ -9,11 +9,14 @@ import (
 
 // Exit codes shared by the commands. scan follows `kubectl diff`: 0 nothing
 // to do, 1 findings, 2 or more could not check.
+// A signal gives 128 + its number (docs/exit-codes.md).
 const (
-	ExitOK       = 0
-	ExitFindings = 1
-	ExitFailure  = 1
-	ExitNoCheck  = 2
+	ExitOK          = 0
+	ExitFindings    = 1
+	ExitFailure     = 1
+	ExitNoCheck     = 2
+	ExitInterrupted = 130 // SIGINT
+	ExitTerminated  = 143 // SIGTERM
 )
 
 // ExitError carries an exit code up to main. A nil Err means the command

@@ -3,6 +3,7 @@ package fix
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +14,8 @@ const ActionLogName = "actions.log"
 
 // ActionLog is an append-only record of what fix decided and did. Every
 // write to the cluster is logged before it is sent and again with its
-// result, each line synced to disk, so a run cut short (signal, lost API
+// result, each line one append and synced to disk (a crash can cut at most
+// the last line, never rewrite an earlier one), so a run cut short (signal, lost API
 // server, crash) still leaves a record of every request that may have
 // reached the server.
 type ActionLog struct {
@@ -28,6 +30,11 @@ func OpenActionLog(path string) (*ActionLog, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the action log: %w", err)
+	}
+	// The log's name must survive a crash as its lines do.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("syncing the backup folder: %w", err)
 	}
 	return &ActionLog{f: f, now: time.Now}, nil
 }

@@ -1,11 +1,14 @@
 package fix
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,7 +20,22 @@ import (
 type Backup struct {
 	Dir string
 	Log *ActionLog
+	// Store keeps the objects; the folder's files unless set.
+	Store BackupStore
+}
 
+// BackupStore keeps the YAML of a volume's objects before fix writes to
+// them. Save returns where the copy is (a file, or another destination's
+// name) only once it is durable, and never overwrites an earlier copy: a
+// write is sent only after Save returned. The folder is one store; others
+// (a ConfigMap) fit behind the same method.
+type BackupStore interface {
+	Save(volume string, content []byte) (where string, err error)
+}
+
+// dirStore writes <volume>.yaml files into a folder.
+type dirStore struct {
+	dir  string
 	mu   sync.Mutex
 	used map[string]bool
 }
@@ -38,7 +56,7 @@ func OpenBackup(dir string) (*Backup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backup{Dir: dir, Log: log, used: map[string]bool{}}, nil
+	return &Backup{Dir: dir, Log: log, Store: &dirStore{dir: dir, used: map[string]bool{}}}, nil
 }
 
 // Close closes the action log.
@@ -72,28 +90,36 @@ func (b *Backup) Save(volume, header string, objs []*unstructured.Unstructured) 
 		text.WriteString("---\n")
 		text.Write(body)
 	}
+	where, err := b.Store.Save(volume, []byte(text.String()))
+	if err != nil {
+		return "", fmt.Errorf("writing the backup of %s: %w", volume, err)
+	}
+	return where, nil
+}
 
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	path := ""
+// Save writes <volume>.yaml, or <volume>.N.yaml when that name is taken.
+func (s *dirStore) Save(volume string, content []byte) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for n := 1; ; n++ {
 		name := volume + ".yaml"
 		if n > 1 {
 			name = fmt.Sprintf("%s.%d.yaml", volume, n)
 		}
-		path = filepath.Join(b.Dir, name)
-		if b.used[path] {
+		path := filepath.Join(s.dir, name)
+		if s.used[path] {
 			continue
 		}
-		if _, err := os.Lstat(path); os.IsNotExist(err) {
-			break
+		err := writeAtomic(path, content)
+		if errors.Is(err, fs.ErrExist) {
+			continue
 		}
+		if err != nil {
+			return "", err
+		}
+		s.used[path] = true
+		return path, nil
 	}
-	b.used[path] = true
-	if err := writeSynced(path, []byte(text.String())); err != nil {
-		return "", fmt.Errorf("writing the backup of %s: %w", volume, err)
-	}
-	return path, nil
 }
 
 // restorable strips what the server owns.
@@ -106,19 +132,49 @@ func restorable(o *unstructured.Unstructured) *unstructured.Unstructured {
 	return c
 }
 
-// writeSynced creates path exclusively and flushes it to disk.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// writeAtomic makes path appear whole or not at all: the content goes to a
+// temporary file in the same folder, is synced, then linked to path (which
+// fails if path exists: a backup is never overwritten), and the folder is
+// synced so the new name survives a crash. A full or read-only disk fails
+// here, before any write to the cluster.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
+	defer func() { _ = os.Remove(tmp) }()
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir flushes a folder's entries (new names) to disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.Close() }()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
 }

@@ -41,6 +41,7 @@ func reset(t *testing.T) context.Context {
 	}
 	t.Cleanup(func() {
 		fix.TestHooks.AfterPlan, fix.TestHooks.BeforeWrite, fix.TestHooks.AfterWrite, fix.TestHooks.Terminal = nil, nil, nil, nil
+		fix.TestHooks.BackupStore = nil
 	})
 	return ctx
 }

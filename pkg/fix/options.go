@@ -146,12 +146,19 @@ func (o *Options) Run(ctx context.Context) error {
 		if !isTerminal(o.In) {
 			return cmdutil.WithCode(ExitNotDone, errors.New("stdin is not a terminal and --yes was not given: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)"))
 		}
-		if !confirm(o.In, o.ErrOut, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting))) {
+		ok, err := confirmOrStop(ctx, o.In, o.ErrOut, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
+		if err != nil {
+			return cmdutil.WithCode(ExitNotDone, err)
+		}
+		if !ok {
 			return cmdutil.WithCode(ExitNotDone, errors.New("aborted: nothing was changed"))
 		}
 	}
 	if testHooks.AfterPlan != nil {
 		testHooks.AfterPlan()
+	}
+	if ctx.Err() != nil {
+		return cmdutil.WithCode(ExitNotDone, errors.New("stopped before any change: nothing was changed"))
 	}
 
 	r := &Repairer{
@@ -173,6 +180,9 @@ func (o *Options) Run(ctx context.Context) error {
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 		}
 		defer b.Close()
+		if testHooks.BackupStore != nil {
+			b.Store = testHooks.BackupStore(b.Store)
+		}
 		r.Backup = b
 		pr.Progress("Backups and the action log go to %s", backupDir)
 		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {

@@ -1,6 +1,9 @@
 package fix
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -18,6 +21,21 @@ func isTerminal(in io.Reader) bool {
 // confirm is cmdutil.Confirm.
 var confirm = cmdutil.Confirm
 
+// confirmOrStop asks, and gives up when ctx ends (a signal at the prompt):
+// the read of stdin cannot be interrupted, so it is left behind and the run
+// goes on to exit.
+func confirmOrStop(ctx context.Context, in io.Reader, errOut io.Writer, question string) (bool, error) {
+	answer := make(chan bool, 1)
+	go func() { answer <- confirm(in, errOut, question) }()
+	select {
+	case ok := <-answer:
+		return ok, nil
+	case <-ctx.Done():
+		fmt.Fprintln(errOut)
+		return false, errors.New("stopped at the prompt: nothing was changed")
+	}
+}
+
 // testHooks let tests of this package reach into a run of the real command
 // tree. They are nil in production.
 var testHooks struct {
@@ -33,4 +51,6 @@ var testHooks struct {
 	Terminal func(io.Reader) bool
 	// PollInterval overrides the verification poll interval.
 	PollInterval time.Duration
+	// BackupStore wraps the backup folder's store (a full disk, say).
+	BackupStore func(BackupStore) BackupStore
 }

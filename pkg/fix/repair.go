@@ -57,6 +57,11 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		return r.report(out)
 	}
 
+	if ctx.Err() != nil {
+		out.Result, out.Detail = ResultNotAttempted, "not attempted: the run was stopped before this volume; nothing written"
+		_ = log.Printf("skip volume=%s reason=%q", planned.Volume, "stopped: "+context.Cause(ctx).Error())
+		return r.report(out)
+	}
 	vr, reason, err := r.recheck(ctx, planned)
 	if err != nil {
 		out.Result, out.Detail = ResultFailed, "re-check failed, nothing written: "+err.Error()
@@ -109,14 +114,39 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		if r.beforeWrite != nil {
 			r.beforeWrite(e.Name)
 		}
+		if ctx.Err() != nil {
+			// A safe point: the backup is on disk, this write not sent.
+			out.Result = ResultNotAttempted
+			out.Detail = fmt.Sprintf("stopped before writing engine %s; written so far: %s", e.Name, orNone(out.Changed))
+			if out.Backup != "" {
+				out.Detail += "; backup kept in " + out.Backup
+			}
+			_ = log.Printf("stop volume=%s before=%s written=%s reason=%q", fresh.Volume, e.Name, orNone(out.Changed), context.Cause(ctx).Error())
+			return r.report(out)
+		}
 		if err := log.Printf("%s engine=%s uid=%s resourceVersion=%s node=%s keep=%s dryRun=%s attempt",
 			fresh.Action, e.Name, e.UID, e.ResourceVersion, e.NodeID, fresh.Keep.Name, r.DryRun); err != nil {
 			out.Result, out.Detail = ResultFailed, "action log failed, nothing more written: "+err.Error()
 			return r.report(out)
 		}
 		err := r.write(ctx, fresh.Action, fresh.Keep, e)
-		if err != nil {
+		if err != nil && r.DryRun == DryRunNone && ambiguous(err) {
+			// The answer was lost: read the engine back, never resend.
+			outcome, seen := r.readBack(ctx, fresh.Action, e)
+			_ = log.Printf("%s engine=%s error=%q readBack=%s seen=%q", fresh.Action, e.Name, err.Error(), outcome, seen)
+			switch outcome {
+			case writeApplied:
+				r.Printer.Progress("the answer to the %s of engine %s was lost (%v); read back: %s", fresh.Action, e.Name, err, seen)
+				err = nil
+			case writeNotApplied:
+				err = fmt.Errorf("the %s of engine %s failed (%v) and did not happen (read back: %s); it was not retried", fresh.Action, e.Name, err, seen)
+			default:
+				err = fmt.Errorf("the %s of engine %s failed (%v) and may have happened (%s): check with 'kubectl longhorn-engines scan %s' before anything else", fresh.Action, e.Name, err, seen, fresh.Volume)
+			}
+		} else if err != nil {
 			_ = log.Printf("%s engine=%s error=%q", fresh.Action, e.Name, err.Error())
+		}
+		if err != nil {
 			out.Result = ResultFailed
 			out.Detail = err.Error()
 			if len(out.Changed) > 0 {

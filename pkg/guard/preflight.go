@@ -36,10 +36,15 @@ func preflight(ctx context.Context, c *inventory.Client, ns string, watched []lo
 		}
 		timeout := int64(1)
 		w, err := ri.Watch(ctx, metav1.ListOptions{ResourceVersion: l.GetResourceVersion(), TimeoutSeconds: &timeout})
-		if err != nil {
+		switch {
+		case err == nil:
+			w.Stop()
+		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			// The list's resourceVersion already expired: the server
+			// allowed the watch; the informers re-list.
+		default:
 			return cmdutil.Explain(err, "watch", r.GroupResource(), ns)
 		}
-		w.Stop()
 	}
 	engines := c.Dynamic.Resource(longhorn.Engines.GVR()).Namespace(ns)
 	for _, verb := range writes {

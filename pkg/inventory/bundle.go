@@ -118,7 +118,7 @@ func loadBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptio
 	meta := readMetadata(b, cat, warnf)
 
 	c := newCollector()
-	r := &bundleReader{ctx: ctx, b: b, c: c, warnf: warnf}
+	r := &bundleReader{ctx: ctx, b: b, c: c, warnf: warnf, limit: o.maxFileBytes()}
 	var ns string
 	layout13Used := false
 	switch {
@@ -132,10 +132,12 @@ func loadBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptio
 			return nil, versionDirError(cat, ns)
 		}
 		r.readResources(files, ns, false)
+		r.checkRequired(files)
 	case len(cat.objects13) > 0:
 		layout13Used = true
 		warnf("%s: Longhorn 1.3 bundle layout (yamls/longhorn/): its field names are mapped from Longhorn's types, not checked against a real 1.3 bundle", display)
 		r.readResources(cat.objects13, "", true)
+		r.checkRequired(cat.objects13)
 		var err error
 		if ns, err = chooseNamespace(c.namespaces(), o.Namespace, "the bundle"); err != nil {
 			return nil, err
@@ -170,10 +172,26 @@ func loadBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptio
 	}
 
 	off := &Offline{State: st, Source: "bundle:" + info.path}
+	if d := damageOf(b); d != "" {
+		off.incomplete("%s is damaged (%s): the files after the damage are missing", display, d)
+	}
+	if n := unsafeNames(b); n > 0 {
+		warnf("%s: %d entr(ies) with a name that climbs out of the bundle (..) were skipped", display, n)
+	}
+	for _, m := range r.missing {
+		off.incomplete("%s", m)
+	}
 	if len(r.incomplete) > 0 {
 		off.OrphansUnreliable = fmt.Sprintf("%s not read completely", strings.Join(r.incomplete, ", "))
+		for _, f := range r.incomplete {
+			off.incomplete("%s was not read completely", f)
+		}
 	}
-	off.Logs, off.LogsRead = scanManagerLogs(ctx, b, cat, ns, layout13Used, warnf)
+	var logsIncomplete []string
+	off.Logs, off.LogsRead, logsIncomplete = scanManagerLogs(ctx, b, cat, ns, layout13Used, r.limit, warnf)
+	for _, f := range logsIncomplete {
+		off.incomplete("%s was not read completely", f)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -283,6 +301,27 @@ type bundleReader struct {
 	// orphan processes cannot be judged.
 	imsIncomplete bool
 	unnamed       int
+	// missing says which files the check needs are not in the bundle.
+	missing []string
+	limit   int64
+}
+
+// checkRequired: support-bundle-kit writes no file for a resource without
+// objects, but a Longhorn with volumes has engines and replicas for them, and
+// a bundle without volumes.yaml cannot tell "no volumes" from "file lost".
+func (r *bundleReader) checkRequired(files map[string]string) {
+	if _, ok := files[longhorn.Volumes.Plural]; !ok {
+		r.missing = append(r.missing, "the bundle has no "+longhorn.Volumes.Plural+".yaml: its volumes are unknown")
+		return
+	}
+	if r.c.objects == 0 {
+		return
+	}
+	for _, res := range []longhorn.Resource{longhorn.Engines, longhorn.Replicas} {
+		if _, ok := files[res.Plural]; !ok && r.c.kindCount(longhorn.Volumes.Kind) > 0 {
+			r.missing = append(r.missing, fmt.Sprintf("the bundle has volumes but no %s.yaml", res.Plural))
+		}
+	}
 }
 
 // readOrder puts the version setting and volumes first: the rest is about them.
@@ -316,7 +355,7 @@ func (r *bundleReader) readResources(files map[string]string, ns string, v13 boo
 
 // readFile decodes one object file; false when part of it was lost.
 func (r *bundleReader) readFile(file, kind, ns string, v13 bool) bool {
-	rc, err := r.b.open(file)
+	rc, err := openLimited(r.b, file, r.limit)
 	if err != nil {
 		r.warnf("%s: %v", file, err)
 		return false
@@ -330,6 +369,18 @@ func (r *bundleReader) readFile(file, kind, ns string, v13 bool) bool {
 		if v13 {
 			m, _ := translate13(normalizeNull(obj)).(map[string]any)
 			obj = m
+		}
+		// A file holds one kind of one namespace: anything else in it is
+		// not what the bundle writer wrote.
+		if k, _ := obj["kind"].(string); k != "" && k != kind {
+			probs.add("%s %s in the %s file", k, objectName(obj), kind)
+			return nil
+		}
+		if md, _ := obj["metadata"].(map[string]any); ns != "" && md != nil {
+			if s, _ := md["namespace"].(string); s != "" && s != ns {
+				probs.add("%s %s of namespace %q in the file of namespace %q", kind, objectName(obj), s, ns)
+				return nil
+			}
 		}
 		if err := r.c.add(obj, kind, ns); err != nil && !errors.Is(err, errNotLonghorn) {
 			if v13 && strings.Contains(err.Error(), "no metadata.name") {
@@ -349,7 +400,8 @@ func (r *bundleReader) readFile(file, kind, ns string, v13 bool) bool {
 }
 
 // scanManagerLogs scans every longhorn-manager log of the namespace.
-func scanManagerLogs(ctx context.Context, b bundleFS, cat *catalog, ns string, v13 bool, warnf func(string, ...any)) (map[string]LogEvidence, bool) {
+func scanManagerLogs(ctx context.Context, b bundleFS, cat *catalog, ns string, v13 bool, limit int64, warnf func(string, ...any)) (map[string]LogEvidence, bool, []string) {
+	var incomplete []string
 	prefix := cat.root + "logs/" + ns + "/"
 	if v13 {
 		prefix = cat.root + "logs/"
@@ -357,7 +409,7 @@ func scanManagerLogs(ctx context.Context, b bundleFS, cat *catalog, ns string, v
 	s := newLogScanner(ns)
 	for _, n := range cat.names {
 		if ctx.Err() != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		if !strings.HasPrefix(n, prefix) {
 			continue
@@ -366,21 +418,23 @@ func scanManagerLogs(ctx context.Context, b bundleFS, cat *catalog, ns string, v
 		if len(parts) != 2 || !strings.HasPrefix(parts[0], managerLogPrefix) || !managerLogRE.MatchString(parts[1]) {
 			continue
 		}
-		rc, err := b.open(n)
+		rc, err := openLimited(b, n, limit)
 		if err != nil {
 			warnf("%s: %v", n, err)
+			incomplete = append(incomplete, n)
 			continue
 		}
 		if err := s.scan(n, rc); err != nil {
 			warnf("%s: read error (%v); the lines before it were scanned", n, err)
+			incomplete = append(incomplete, n)
 		}
 		_ = rc.Close()
 	}
 	if s.files == 0 {
 		warnf("the bundle has no longhorn-manager logs for namespace %q: findings carry no log evidence", ns)
-		return nil, false
+		return nil, false, incomplete
 	}
-	return s.result(), true
+	return s.result(), true, incomplete
 }
 
 // bundleMeta is what metadata.yaml says that we use.
@@ -397,7 +451,7 @@ func readMetadata(b bundleFS, cat *catalog, warnf func(string, ...any)) bundleMe
 	if cat.metadata == "" {
 		return m
 	}
-	rc, err := b.open(cat.metadata)
+	rc, err := openLimited(b, cat.metadata, 1<<20)
 	if err != nil {
 		warnf("%s: %v", cat.metadata, err)
 		return m

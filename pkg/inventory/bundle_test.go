@@ -1,9 +1,11 @@
 package inventory
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -527,5 +529,54 @@ func TestLoadBundle13Layout(t *testing.T) {
 	}
 	if ev := off.Logs["pvc-13"]; ev.Count != 2 || !ev.LastSeen.Equal(time.Date(2022, 8, 1, 9, 29, 0, 0, time.UTC)) {
 		t.Errorf("log evidence %+v", ev)
+	}
+}
+
+// Whatever point a download stops at, the read either fails or says it is
+// incomplete: a cut bundle never passes for a healthy, complete one.
+func TestLoadBundleEveryCutIsIncomplete(t *testing.T) {
+	b := fxBundle()
+	data, _ := zipYAMLsFirst(t, b)
+	// Up to the table of contents: a cut inside it loses no file.
+	zr := bytes.Index(data, []byte("PK\x01\x02"))
+	for n := 0; n < zr; n += 61 {
+		off, err := loadBundle(context.Background(), mustOpenZip(t, bundletest.Truncate(data, n)), bundleInfo{path: "cut.zip"}, OfflineOptions{})
+		if err == nil && len(off.Incomplete) == 0 {
+			t.Fatalf("cut at byte %d of %d: read looks complete (%d volumes)", n, len(data), len(off.State.Volumes))
+		}
+	}
+}
+
+func mustOpenZip(t *testing.T, data []byte) bundleFS {
+	t.Helper()
+	fsys, err := openZip(bytes.NewReader(data), int64(len(data)), nil, "cut.zip", func(string, ...any) {})
+	if err != nil {
+		return &zipBundle{entries: map[string]*zip.File{}}
+	}
+	return fsys
+}
+
+// A real zip bomb, an entry that inflates far beyond what it declares: the
+// inflation stops at the limit and the file counts as not read.
+func TestLoadBundleZipBombStopsAtLimit(t *testing.T) {
+	b := fxBundle()
+	files, err := b.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb := b.Name() + "/logs/longhorn-system/longhorn-manager-bomb/longhorn-manager.log"
+	files[bomb] = bytes.Repeat([]byte("A"), 8<<20)
+	data, err := bundletest.Zip(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, "bomb.zip", data)
+	var warns []string
+	off, err := LoadBundle(context.Background(), p, OfflineOptions{MaxFileBytes: 1 << 20, Warnf: func(f string, a ...any) { warns = append(warns, fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Incomplete) != 1 || !strings.Contains(off.Incomplete[0], "longhorn-manager-bomb") || !strings.Contains(strings.Join(warns, "\n"), "zip bomb") {
+		t.Errorf("incomplete %q\nwarnings %q", off.Incomplete, warns)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // zipBundle reads a bundle zip in place through its central directory:
@@ -16,6 +17,8 @@ type zipBundle struct {
 	names   []string
 	entries map[string]*zip.File
 	closer  io.Closer
+	// unsafe counts entries skipped for a name that climbs out.
+	unsafe int
 }
 
 func openZipBundle(ra io.ReaderAt, size int64, closer io.Closer) (*zipBundle, error) {
@@ -26,7 +29,11 @@ func openZipBundle(ra io.ReaderAt, size int64, closer io.Closer) (*zipBundle, er
 	b := &zipBundle{entries: map[string]*zip.File{}, closer: closer}
 	for _, f := range zr.File {
 		n, ok := cleanEntryName(f.Name)
-		if !ok || b.entries[n] != nil {
+		if !ok {
+			b.unsafe += unsafeName(f.Name)
+			continue
+		}
+		if b.entries[n] != nil {
 			continue
 		}
 		b.entries[n] = f
@@ -81,6 +88,7 @@ type salvagedBundle struct {
 	closer  io.Closer
 	// damage says where and why the walk stopped.
 	damage string
+	unsafe int
 }
 
 // salvageZip walks local file headers from the start of the archive. An
@@ -157,6 +165,7 @@ func salvageZip(ra io.ReaderAt, size int64, closer io.Closer) *salvagedBundle {
 func (b *salvagedBundle) add(name string, e salvagedEntry) {
 	n, ok := cleanEntryName(name)
 	if !ok {
+		b.unsafe += unsafeName(name)
 		return
 	}
 	if _, dup := b.entries[n]; dup {
@@ -252,4 +261,33 @@ func (b *salvagedBundle) close() error {
 		return b.closer.Close()
 	}
 	return nil
+}
+
+// damageOf says why a zip could only be read in part, "" when whole.
+func damageOf(b bundleFS) string {
+	if sb, ok := b.(*salvagedBundle); ok {
+		return sb.damage
+	}
+	return ""
+}
+
+// unsafeNames counts the entries skipped because their name climbs out of
+// the bundle. Nothing is ever extracted, so they are harmless, but the user
+// should know they were not read.
+func unsafeNames(b bundleFS) int {
+	switch zb := b.(type) {
+	case *zipBundle:
+		return zb.unsafe
+	case *salvagedBundle:
+		return zb.unsafe
+	}
+	return 0
+}
+
+// unsafeName is 1 for a file entry whose name was refused, 0 for a folder.
+func unsafeName(name string) int {
+	if strings.HasSuffix(strings.ReplaceAll(name, `\`, "/"), "/") || name == "" {
+		return 0
+	}
+	return 1
 }

@@ -26,6 +26,8 @@ type Client struct {
 
 // NewClient builds both clients from one rest.Config.
 func NewClient(cfg *rest.Config) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(withReadRetry)
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &schema.GroupVersion{Group: longhorn.Group, Version: longhorn.APIVersionName}
 	c.APIPath = "/apis"

@@ -302,6 +302,10 @@ type yamlSplitter struct {
 	indent     int          // column of the "-" of the entries
 	item       int          // current entry, 1-based
 	skipping   bool         // the current document or entry is too large
+	// listOpen: the entries came from an "items:" key. kubectl and
+	// support-bundle-kit write the List's kind and metadata after its
+	// items, so a List that ends without them was cut short.
+	listOpen bool
 }
 
 type splitMode int
@@ -322,6 +326,9 @@ func (s *yamlSplitter) run() error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			if s.mode == modeItems && s.listOpen {
+				s.probs.add("document %d: the List ends inside item %d, without the kind and metadata that follow its items: the file is cut short", s.doc, s.item)
+			}
 			return s.flushDoc()
 		}
 		if err != nil {
@@ -392,6 +399,7 @@ func (s *yamlSplitter) line(line []byte) error {
 		s.awaitItems = false
 		if isEntryStart(line, ind) {
 			s.startItems(ind, line)
+			s.listOpen = true
 			return nil
 		}
 	}
@@ -472,7 +480,7 @@ func (s *yamlSplitter) flushDoc() error {
 		}
 	}
 	s.buf.Reset()
-	s.mode, s.content, s.awaitItems, s.item, s.skipping = modeDoc, false, false, 0, false
+	s.mode, s.content, s.awaitItems, s.item, s.skipping, s.listOpen = modeDoc, false, false, 0, false, false
 	return err
 }
 

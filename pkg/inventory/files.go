@@ -29,6 +29,7 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 	var newest time.Time
 	useNow := false
 	incomplete := []string{}
+	var unread []string
 	read := 0
 	for _, name := range expandFileArgs(names, warnf) {
 		if err := ctx.Err(); err != nil {
@@ -39,10 +40,11 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 			display, useNow = "stdin", true
 		}
 		before := c.objects
-		probs, rerr := readInput(ctx, name, stdin, c, func(mod time.Time) { newest = latest(newest, mod) })
+		probs, rerr := readInput(ctx, name, stdin, c, o.maxFileBytes(), func(mod time.Time) { newest = latest(newest, mod) })
 		var pe *fs.PathError
 		if errors.As(rerr, &pe) && pe.Op == "open" {
 			warnf("%s", pathErrorLine(name, rerr))
+			unread = append(unread, display)
 			continue
 		}
 		if rerr != nil {
@@ -89,8 +91,15 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 	case len(st.Volumes) == 0:
 		warnf("no Volume objects in the files: nothing to classify; add the output of `kubectl get volumes.longhorn.io -n %s -o yaml`", ns)
 		off.OrphansUnreliable = "no Volume objects were given"
+		off.incomplete("no Volume objects were given")
 	case len(incomplete) > 0:
 		off.OrphansUnreliable = strings.Join(incomplete, ", ") + " not read completely"
+	}
+	for _, f := range unread {
+		off.incomplete("%s could not be read", f)
+	}
+	for _, f := range dedupe(incomplete) {
+		off.incomplete("%s was not read completely", f)
 	}
 	if err := selectOffline(st, o); err != nil {
 		return nil, err
@@ -99,7 +108,7 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 }
 
 // readInput decodes one file or stdin into c.
-func readInput(ctx context.Context, name string, stdin io.Reader, c *collector, modTime func(time.Time)) (*problems, error) {
+func readInput(ctx context.Context, name string, stdin io.Reader, c *collector, limit int64, modTime func(time.Time)) (*problems, error) {
 	probs := &problems{}
 	r := stdin
 	if name != Stdin {
@@ -116,7 +125,7 @@ func readInput(ctx context.Context, name string, stdin io.Reader, c *collector, 
 		}
 		r = f
 	}
-	err := decodeStream(r, probs, func(obj map[string]any) error {
+	err := decodeStream(newCapReader(r, limit), probs, func(obj map[string]any) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -181,4 +190,16 @@ func kindList() string {
 		ks = append(ks, r.Kind)
 	}
 	return strings.Join(ks, ", ")
+}
+
+func dedupe(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -133,6 +133,18 @@ func FuzzBundleParse(f *testing.F) {
 			if err != nil {
 				continue
 			}
+			// An incomplete read must say so (the commands exit 2 on it),
+			// never pass for a complete one.
+			if d := damageOf(fsys); d != "" && len(off.Incomplete) == 0 {
+				t.Fatalf("zip damaged (%s) but the read looks complete", d)
+			}
+			hasVolumes := false
+			for _, n := range fsys.files() {
+				hasVolumes = hasVolumes || strings.HasSuffix(n, "/volumes.yaml")
+			}
+			if !hasVolumes && len(off.Incomplete) == 0 {
+				t.Fatal("no volumes.yaml, but the read looks complete")
+			}
 			st := off.State
 			if st.Namespace == "" || (ns != "" && st.Namespace != ns) || off.Source != "bundle:fuzz.zip" {
 				t.Fatalf("namespace %q (asked %q), source %q", st.Namespace, ns, off.Source)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -26,6 +27,21 @@ type OfflineOptions struct {
 	Selector string
 	// Warnf reports what was skipped or could not be read (may be nil).
 	Warnf func(format string, args ...any)
+	// MaxFileBytes caps what one file or zip entry may expand to; 0 means
+	// DefaultMaxFileBytes. A zip bomb stops there instead of filling the
+	// memory or the disk.
+	MaxFileBytes int64
+}
+
+// DefaultMaxFileBytes is far above any real bundle file (a List of 10,000
+// engines is ~60 MiB; manager logs are rotated well below it).
+const DefaultMaxFileBytes = 2 << 30
+
+func (o OfflineOptions) maxFileBytes() int64 {
+	if o.MaxFileBytes > 0 {
+		return o.MaxFileBytes
+	}
+	return DefaultMaxFileBytes
 }
 
 // Partial reports whether only some volumes are selected, in which case
@@ -52,6 +68,16 @@ type Offline struct {
 	OrphansUnreliable string
 	// Source names the input for the report: "bundle:<path>" or "files".
 	Source string
+	// Incomplete says what could not be read, one phrase each: a check
+	// made on what remains could call a broken volume healthy, so the
+	// commands report it and exit 2 (docs/exit-codes.md). Empty when the
+	// input was read in full.
+	Incomplete []string
+}
+
+// incomplete records one thing that could not be read.
+func (o *Offline) incomplete(format string, args ...any) {
+	o.Incomplete = append(o.Incomplete, fmt.Sprintf(format, args...))
 }
 
 // Kinds the plugin reads, by kind name.
@@ -155,6 +181,20 @@ func (c *collector) add(obj map[string]any, defaultKind, defaultNS string) error
 	return nil
 }
 
+// kindCount counts the accepted objects of one kind, over all namespaces.
+func (c *collector) kindCount(kind string) int {
+	n := 0
+	for _, s := range c.spaces {
+		switch kind {
+		case longhorn.Volumes.Kind:
+			n += len(s.st.Volumes)
+		case longhorn.Engines.Kind:
+			n += len(s.st.Engines)
+		}
+	}
+	return n
+}
+
 func (c *collector) space(ns string) *nsObjects {
 	s := c.spaces[ns]
 	if s == nil {
@@ -166,7 +206,11 @@ func (c *collector) space(ns string) *nsObjects {
 }
 
 // named is what every Longhorn type has through its ObjectMeta.
-type named interface{ GetName() string }
+type named interface {
+	GetName() string
+	GetUID() types.UID
+	GetResourceVersion() string
+}
 
 func decodeInto[T any, PT interface {
 	*T
@@ -182,7 +226,14 @@ func decodeInto[T any, PT interface {
 	}
 	key := kind + "/" + name
 	if i, dup := index[key]; dup {
+		// The same copy given twice is harmless; two different ones
+		// leave the object's state in doubt.
+		prev := PT(&(*into)[i])
+		differ := prev.GetUID() != PT(&obj).GetUID() || prev.GetResourceVersion() != PT(&obj).GetResourceVersion()
 		(*into)[i] = obj
+		if differ {
+			return fmt.Errorf("two different copies (uid or resourceVersion differ); the later one is used")
+		}
 		return nil
 	}
 	index[key] = len(*into)

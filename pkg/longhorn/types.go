@@ -65,6 +65,26 @@ type VolumeStatus struct {
 	IsStandby              bool   `json:"isStandby,omitempty"`
 	RestoreRequired        bool   `json:"restoreRequired,omitempty"`
 	ExpansionRequired      bool   `json:"expansionRequired,omitempty"`
+	// KubernetesStatus says which PV, PVC and pods use the volume.
+	KubernetesStatus KubernetesStatus `json:"kubernetesStatus,omitempty"`
+}
+
+// KubernetesStatus is what Longhorn's kubernetes-pv controller records
+// about the volume's PV, PVC and the pods (and their owners) that use it.
+type KubernetesStatus struct {
+	PVName          string           `json:"pvName,omitempty"`
+	PVCName         string           `json:"pvcName,omitempty"`
+	Namespace       string           `json:"namespace,omitempty"`
+	WorkloadsStatus []WorkloadStatus `json:"workloadsStatus,omitempty"`
+}
+
+// WorkloadStatus is one pod using the volume and its owner (for a KubeVirt
+// VM: the virt-launcher pod and its VirtualMachineInstance).
+type WorkloadStatus struct {
+	PodName      string `json:"podName,omitempty"`
+	PodStatus    string `json:"podStatus,omitempty"`
+	WorkloadName string `json:"workloadName,omitempty"`
+	WorkloadType string `json:"workloadType,omitempty"`
 }
 
 // Volume states and robustness values.

@@ -3,10 +3,14 @@ package migrate_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
@@ -187,5 +191,39 @@ func assertUnchanged(t *testing.T, before, after map[string]string) {
 		if _, ok := before[k]; !ok {
 			t.Errorf("%s created", k)
 		}
+	}
+}
+
+// TestSignalDuringMigrationWait: SIGINT or SIGTERM during the wait for
+// readiness rolls back and verifies as an interrupt does, and the exit code
+// says which signal stopped it (docs/exit-codes.md).
+func TestSignalDuringMigrationWait(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(cmdutil.SignalName(sig), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, "v1.4.3")
+			vol := "vol-signal"
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+			e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+			ctx, cancel := context.WithCancelCause(e.Ctx)
+			defer cancel(nil)
+			resCh := make(chan clitest.Result, 1)
+			go func() {
+				resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			}()
+			e.WaitFor("migration engine created", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return len(es) == 2
+			})
+			se := &cmdutil.SignalError{Signal: sig}
+			cancel(se) // what main does on the signal
+			res := <-resCh
+			expectCode(t, res, se.Code())
+			expectContains(t, "stderr", res.Stderr, "Stopped before the confirm: interrupted", "Rolled back:", "Rollback verified:", "error: interrupted by "+cmdutil.SignalName(sig))
+			if n := strings.Count(res.Stderr, "error: "); n != 1 {
+				t.Errorf("%d error lines", n)
+			}
+			e.expectSettled(vol, nodeA)
+		})
 	}
 }

@@ -65,7 +65,7 @@ func (o *Options) runOffline(ctx context.Context) error {
 	dopts := detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: skipOrphans}
 	res := detect.Classify(st, dopts)
 	detect.AttachLogs(st, &res, logEvidence(off, oo.Partial()), dopts)
-	return o.print(st, res, off.Source)
+	return o.print(st, res, off.Source, off.Incomplete)
 }
 
 // explicitNamespace is -n when given: offline, an absent -n lets the input
@@ -112,4 +112,10 @@ func logColumn(ev *detect.LogEvidence) string {
 		return n + " (" + ev.FirstSeen.UTC().Format(time.RFC3339) + ")"
 	}
 	return n + " (" + ev.FirstSeen.UTC().Format(time.RFC3339) + ".." + ev.LastSeen.UTC().Format(time.RFC3339) + ")"
+}
+
+// LogEvidence is the bundle's log evidence for every volume, in the form
+// detect.AttachLogs takes; preflight classifies offline input as scan does.
+func LogEvidence(off *inventory.Offline) map[string]detect.LogEvidence {
+	return logEvidence(off, false)
 }

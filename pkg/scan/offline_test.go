@@ -343,7 +343,7 @@ func TestScanOfflineMalformed(t *testing.T) {
 		{"bundle and files", []string{"--bundle", garbage, "-f", good}, 2, []string{"error: --bundle and -f/--filename cannot be used together"}, true},
 		{"only a missing file", []string{"-f", filepath.Join(dir, "nope.yaml")}, 2, []string{"warning: " + filepath.Join(dir, "nope.yaml") + ": no such file or directory", "error: none of the given files could be read"}, true},
 		{"only a broken file", []string{"-f", broken}, 2, []string{"warning: " + broken + ": document 1: YAML does not parse", "error: no Longhorn objects found"}, true},
-		{"broken and good files", []string{"-f", broken, "-f", good}, 1, []string{"warning: " + broken + ": document 1: YAML does not parse", "orphan engine checks skipped"}, false},
+		{"broken and good files", []string{"-f", broken, "-f", good}, 2, []string{"warning: " + broken + ": document 1: YAML does not parse", "orphan engine checks skipped", "error: the check is incomplete", broken + " was not read completely"}, false},
 		{"truncated bundle", []string{"--bundle", truncated}, 1, []string{"warning: " + truncated + ": damaged zip"}, false},
 		{"empty file name", []string{"-f", ""}, 2, []string{"error: -f/--filename needs a file name"}, true},
 	}

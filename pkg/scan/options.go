@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -104,15 +105,22 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	res := detect.Classify(st, detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: lo.Partial()})
-	return o.print(st, res, "cluster")
+	return o.print(st, res, "cluster", nil)
 }
 
-func (o *Options) print(st *longhorn.State, res detect.Result, source string) error {
+// print prints the report. With incomplete set, the check covered only part
+// of the input: the report says so and the exit code is 2 whatever was found.
+func (o *Options) print(st *longhorn.State, res detect.Result, source string, incomplete []string) error {
 	r := NewReport(st, res, source)
+	r.Incomplete = incomplete
 	structured := o.Output == "json" || o.Output == "yaml" || o.Output == "name"
 	p := cmdutil.NewPainter(!structured && cmdutil.UseColor(o.Color, o.Out))
 	if err := Print(o.Out, r, o.Output, o.NoHeaders, p); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
+	if len(incomplete) > 0 {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("the check is incomplete, the report covers only what could be read (%d volume(s)): %s",
+			r.Summary.Volumes, strings.Join(incomplete, "; ")))
 	}
 	if !structured {
 		fmt.Fprintln(o.ErrOut, r.SummaryLine())

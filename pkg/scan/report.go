@@ -24,6 +24,10 @@ type Report struct {
 	VersionClass    string           `json:"versionClass"`
 	Summary         Summary          `json:"summary"`
 	Findings        []detect.Finding `json:"findings"`
+	// Incomplete lists what an offline input lacked (a damaged zip, a
+	// missing or cut file): the findings cover only what was read, and
+	// scan exits 2.
+	Incomplete []string `json:"incomplete,omitempty"`
 }
 
 // Summary counts what the scan saw.

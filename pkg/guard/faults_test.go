@@ -1,0 +1,64 @@
+package guard_test
+
+import (
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+)
+
+// The guard's informers under throttling, expired watches (410 Gone) and
+// dropped watch connections: it keeps watching, repairs the bug once, and
+// sends each repair write exactly once. (API server restarts:
+// TestGuardSurvivesAPIServerRestart.)
+func TestGuardSurvivesThrottlingAndExpiredWatches(t *testing.T) {
+	e := newSim(t, "v1.4.3", "")
+	vol := "vol-faults"
+	e.attachedOnA(vol)
+	p, err := faultproxy.Start(cluster.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	kc, err := p.Kubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(
+		faultproxy.Rule{Verb: "list", First: 4, Fault: faultproxy.Status429, RetryAfter: 1},
+		faultproxy.Rule{Verb: "watch", Resource: "engines", First: 2, Fault: faultproxy.Status410},
+		faultproxy.Rule{Verb: "watch", Resource: "volumes", First: 2, Fault: faultproxy.ResetBefore},
+		faultproxy.Rule{Verb: "list", Resource: "replicas", First: 2, Fault: faultproxy.Status503},
+	)
+	g := startGuard(t, e.Ctx, kc, e.NS, "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
+	_, mig := e.migrateToB(vol)
+	e.confirmWithFault(vol)
+	out := g.awaitOutcome(e.Ctx, vol, 1)
+	if out.Result != fix.ResultRepaired {
+		t.Errorf("outcome %s: %s", out.Result, out.Detail)
+	}
+	e.converged(vol, mig)
+	res := g.stop()
+	if res.Code != 0 {
+		t.Errorf("exit %d\n%s", res.Code, res)
+	}
+	if n := len(g.outcomes(vol)); n != 1 {
+		t.Errorf("%d repairs of %s, want 1", n, vol)
+	}
+	writes := 0 // the dry-run permission probe at the start is not a repair
+	for _, name := range out.Changed {
+		writes += p.Count("patch", "engines", name) + p.Count("delete", "engines", name)
+	}
+	if writes != len(out.Changed) || writes == 0 {
+		t.Errorf("%d engine writes reached the server for %d changed engine(s): a repair was missed or repeated", writes, len(out.Changed))
+	}
+	injected := 0
+	for _, r := range p.Requests() {
+		if r.Fault != "" {
+			injected++
+		}
+	}
+	if injected < 6 {
+		t.Errorf("only %d faults injected: the test proves little", injected)
+	}
+}

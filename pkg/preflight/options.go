@@ -1,0 +1,203 @@
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
+)
+
+// OutputFormats are the values of -o.
+var OutputFormats = []string{"table", "json", "yaml"}
+
+// Options is everything `preflight` needs, filled by flags, then Complete
+// and Validate.
+type Options struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	genericiooptions.IOStreams
+
+	// To is the upgrade target release ("" for none).
+	To string
+	// Window is the --for of the recommended upgrade guard.
+	Window           time.Duration
+	Output           string
+	PendingThreshold time.Duration
+	ChunkSize        int
+	// Bundle and Filenames read a support bundle or YAML/JSON files instead
+	// of the cluster, as scan does.
+	Bundle    string
+	Filenames []string
+
+	target    *longhorn.Version
+	namespace string
+	client    *inventory.Client
+}
+
+// NewOptions returns defaults.
+func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
+	return &Options{
+		ConfigFlags:      cf,
+		IOStreams:        streams,
+		Window:           guard.DefaultFor,
+		Output:           "table",
+		PendingThreshold: detect.DefaultPendingThreshold,
+		ChunkSize:        inventory.DefaultPageSize,
+	}
+}
+
+// Validate checks flag values before any request.
+func (o *Options) Validate() error {
+	ok := false
+	for _, f := range OutputFormats {
+		ok = ok || f == o.Output
+	}
+	if !ok {
+		return fmt.Errorf("unknown output format %q: use one of %s", o.Output, strings.Join(OutputFormats, ", "))
+	}
+	if o.To != "" {
+		v, err := longhorn.ParseVersion(o.To)
+		if err != nil {
+			return fmt.Errorf("--to: %w (for example --to v1.6.2)", err)
+		}
+		o.target = &v
+	}
+	switch {
+	case o.Window <= 0:
+		return errors.New("--for must be positive")
+	case o.PendingThreshold <= 0:
+		return errors.New("--pending-threshold must be positive")
+	case o.ChunkSize <= 0:
+		return errors.New("--chunk-size must be positive")
+	case o.Bundle != "" && o.Filenames != nil:
+		return errors.New("--bundle and -f/--filename cannot be used together")
+	}
+	if o.Filenames != nil {
+		if len(o.Filenames) == 0 {
+			return errors.New("-f/--filename needs a file name (or - for stdin)")
+		}
+		for _, f := range o.Filenames {
+			if f == "" {
+				return errors.New("-f/--filename needs a file name (or - for stdin)")
+			}
+		}
+	}
+	return nil
+}
+
+// offline: -f "" leaves Filenames empty, not nil, and must not fall back to
+// the cluster (Validate refuses it).
+func (o *Options) offline() bool { return o.Bundle != "" || o.Filenames != nil }
+
+// Complete resolves the namespace and the client.
+func (o *Options) Complete() error {
+	o.namespace = cmdutil.Namespace(o.ConfigFlags)
+	if o.client != nil || o.offline() {
+		return nil
+	}
+	c, err := inventory.FromFlags(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Run reads, assesses and prints. The returned error carries the exit
+// code: 1 when something blocks the upgrade, 2 when something could not be
+// checked (the report is printed first).
+func (o *Options) Run(ctx context.Context) error {
+	in, err := o.read(ctx)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
+	if o.target != nil {
+		if err := checkTarget(in.State.Version, *o.target); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+		}
+	}
+	in.Target, in.Window = o.target, o.Window
+	r := assess(in)
+	if err := Print(o.Out, r, o.Output); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
+	if o.Output == "table" {
+		fmt.Fprintln(o.ErrOut, r.SummaryLine())
+	}
+	switch r.Verdict {
+	case VerdictUnchecked:
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, errors.New("could not check "+strings.Join(r.Unchecked, "; ")))
+	case VerdictAttention:
+		return cmdutil.Silent(cmdutil.ExitFindings)
+	}
+	return nil
+}
+
+func (o *Options) warnf(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) }
+
+// read loads the state live or offline and classifies it as scan does.
+func (o *Options) read(ctx context.Context) (input, error) {
+	dopts := detect.Options{PendingThreshold: o.PendingThreshold}
+	if !o.offline() {
+		lo := inventory.LoadOptions{Namespace: o.namespace, PageSize: o.ChunkSize, Warnf: o.warnf}
+		st, err := inventory.Load(ctx, o.client, lo)
+		if err != nil {
+			return input{}, err
+		}
+		return input{State: st, Result: detect.Classify(st, dopts), Source: "cluster", Unchecked: orphanCheck(st, "")}, nil
+	}
+	oo := inventory.OfflineOptions{Namespace: explicitNamespace(o.ConfigFlags), Warnf: o.warnf}
+	var (
+		off *inventory.Offline
+		err error
+	)
+	if o.Bundle != "" {
+		off, err = inventory.LoadBundle(ctx, o.Bundle, oo)
+	} else {
+		off, err = inventory.LoadFiles(ctx, o.Filenames, o.In, oo)
+	}
+	if err != nil {
+		return input{}, err
+	}
+	st := off.State
+	// What the input lacked leaves the whole check incomplete (exit 2).
+	unchecked := append(append([]string(nil), off.Incomplete...), orphanCheck(st, off.OrphansUnreliable)...)
+	dopts.SkipOrphans = off.OrphansUnreliable != ""
+	if st.Namespace == "" {
+		st.Namespace = o.namespace
+	}
+	res := detect.Classify(st, dopts)
+	detect.AttachLogs(st, &res, scan.LogEvidence(off), dopts)
+	return input{State: st, Result: res, Source: off.Source, Unchecked: unchecked}, nil
+}
+
+// orphanCheck names the orphan engine process check when it cannot run:
+// those processes block drains, so a preflight without them is incomplete.
+func orphanCheck(st *longhorn.State, unreliable string) []string {
+	switch {
+	case unreliable != "":
+		return []string{"orphan engine processes (" + unreliable + ")"}
+	case !st.InstanceManagersRead:
+		return []string{"orphan engine processes (instance managers not read; docs/rbac.md)"}
+	}
+	return nil
+}
+
+// explicitNamespace is -n when given: offline, an absent -n lets the input
+// decide (longhorn-system if present, else its only Longhorn namespace).
+func explicitNamespace(cf *genericclioptions.ConfigFlags) string {
+	if cf != nil && cf.Namespace != nil {
+		return *cf.Namespace
+	}
+	return ""
+}

@@ -1,0 +1,130 @@
+package preflight
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Print writes the report in format (table, json or yaml) to out.
+func Print(out io.Writer, r *Report, format string) error {
+	switch format {
+	case "", "table":
+		return printTable(out, r)
+	case "json":
+		b, err := json.MarshalIndent(r, "", "    ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		y, err := yaml.JSONToYAML(b)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(y)
+		return err
+	}
+	return fmt.Errorf("unknown output format %q", format)
+}
+
+func printTable(out io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Longhorn %s (%s) in %s, from %s: %s\n", r.Release.Version, r.Release.Class, r.Namespace, r.Source, r.Release.Note)
+	if t := r.Target; t != nil {
+		fmt.Fprintf(&b, "Upgrade to %s (%s): %s\n", t.Version, t.Class, t.Note)
+		fmt.Fprintf(&b, "Stuck volumes: %s\n", t.StuckNote)
+	}
+
+	fmt.Fprintf(&b, "\nVolumes that live-migrate when their node is drained: %d of %d attached\n", r.Summary.Migrating, r.Summary.Attached)
+	if len(r.Nodes) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 8, 3, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tVOLUME\tENGINE\tROBUSTNESS\tWORKLOAD\tFINDING")
+		for _, n := range r.Nodes {
+			for _, v := range n.Volumes {
+				finding := "-"
+				if v.Finding != nil {
+					finding = fmt.Sprintf("%s (%s)", v.Finding.Type, v.Finding.Severity)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Node, v.Name, v.DataEngine, dash(v.Robustness), workloadCell(v), finding)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(&b, "\nBlocking a drain now: %d\n", len(r.Blockers))
+	if len(r.Blockers) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 8, 3, ' ', 0)
+		fmt.Fprintln(tw, "VOLUME\tNODE\tSTATE\tRUN")
+		for _, bl := range r.Blockers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", bl.Volume, dash(bl.Node), bl.Type, bl.Command)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, bl := range r.Blockers {
+			fmt.Fprintf(&b, "  %s: %s; %s\n", bl.Volume, bl.Problem, bl.Resolve)
+		}
+	}
+	if len(r.Unchecked) > 0 {
+		fmt.Fprintf(&b, "\nNot checked: %s\n", strings.Join(r.Unchecked, "; "))
+	}
+
+	b.WriteString("\nRecommendation:\n")
+	for i, s := range r.Recommendation.Steps {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
+	}
+	if r.Recommendation.GuardRBAC != "" {
+		fmt.Fprintf(&b, "  The guard needs, %s.\n", r.Recommendation.GuardRBAC)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// workloadCell is "VirtualMachineInstance default/vm-1", the PVC when no
+// pod is known, or "-".
+func workloadCell(v MigratingVolume) string {
+	var parts []string
+	for _, w := range v.Workloads {
+		name := w.Name
+		if w.Namespace != "" {
+			name = w.Namespace + "/" + w.Name
+		}
+		parts = append(parts, w.Kind+" "+name)
+	}
+	switch {
+	case len(parts) > 0:
+		return strings.Join(parts, ", ")
+	case v.PVC != "":
+		return "pvc " + v.PVC
+	}
+	return "-"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// SummaryLine is the one line on stderr after the table.
+func (r *Report) SummaryLine() string {
+	exposed := "not exposed to longhorn#6642"
+	if r.Summary.Exposed {
+		exposed = "exposed to longhorn#6642"
+	}
+	return fmt.Sprintf("%s: %d volume(s) live-migrate during drains (%d already in a finding), %d blocker(s), %s",
+		r.Verdict, r.Summary.Migrating, r.Summary.InFinding, r.Summary.Blockers, exposed)
+}

@@ -1,0 +1,63 @@
+package preflight
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+func TestUpgradePath(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		want     []string
+	}{
+		{"v1.4.3", "v1.5.5", nil},
+		{"v1.4.3", "v1.4.4", nil},
+		{"v1.3.2", "v1.6.0", []string{
+			"v1.4.x: use v1.4.4 or later (earlier 1.4 releases are affected)",
+			"v1.5.x: use v1.5.2 or later (earlier 1.5 releases are affected)",
+			"v1.6.0"}},
+		{"v1.5.1", "v1.7.2", []string{"v1.6.x", "v1.7.2"}},
+		{"v1.9.0", "v2.0.0", nil},
+	} {
+		got := upgradePath(longhorn.MustParseVersion(tc.from), longhorn.MustParseVersion(tc.to))
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s -> %s: got %q, want %q", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
+func TestTarget(t *testing.T) {
+	for _, tc := range []struct {
+		from, to      string
+		fixes, affect bool
+		repair        detect.Action
+	}{
+		{"v1.4.3", "v1.6.2", true, false, detect.ActionNone},
+		{"v1.4.3", "v1.5.1", false, true, detect.ActionDelete},
+		{"v1.3.3", "v1.4.2", false, true, detect.ActionDeactivate},
+		{"v1.5.2", "v1.6.0", false, false, detect.ActionNone},
+	} {
+		g := assessTarget(longhorn.MustParseVersion(tc.from), longhorn.MustParseVersion(tc.to))
+		if g.Fixes != tc.fixes || g.Affected != tc.affect || g.Repair != tc.repair || !g.StuckStayStuck {
+			t.Errorf("%s -> %s: %+v", tc.from, tc.to, g)
+		}
+	}
+	if err := checkTarget(longhorn.MustParseVersion("v1.5.1"), longhorn.MustParseVersion("v1.5.0")); err == nil {
+		t.Error("a downgrade must be refused")
+	}
+	if err := checkTarget(longhorn.Version{}, longhorn.MustParseVersion("v1.5.0")); err != nil {
+		t.Errorf("unknown running release: %v", err)
+	}
+}
+
+func TestFormatWindow(t *testing.T) {
+	for d, want := range map[time.Duration]string{6 * time.Hour: "6h", 90 * time.Minute: "1h30m", 30 * time.Second: "30s", 45 * time.Minute: "45m"} {
+		if got := formatWindow(d); got != want {
+			t.Errorf("%v: got %q, want %q", d, got, want)
+		}
+	}
+}
