@@ -109,8 +109,8 @@ func TestDifferential(t *testing.T) {
 			continue // the scenarios here build the 1.4 migration by spec.migrationNodeID and the seed's fault
 		}
 		for _, sc := range scenarios() {
+			// one scenario at a time: two worlds each, on 2 cores
 			t.Run(rel+"/"+sc.name, func(t *testing.T) {
-				t.Parallel()
 				real := newEnv(t, rel)
 				sim := newSimEnv(t, rel)
 				vol := "vol-diff"
