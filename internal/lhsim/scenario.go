@@ -49,10 +49,11 @@ func (s *Sim) AddNode(ctx context.Context, name string, opts NodeOptions) error 
 		imName := s.imName(name, kind)
 		im := newObject(longhorn.InstanceManagers.Kind, s.ns, imName)
 		im.SetLabels(map[string]string{
+			"longhorn.io/managed-by":             "longhorn-manager",
 			"longhorn.io/component":              "instance-manager",
 			"longhorn.io/instance-manager-type":  kind,
 			"longhorn.io/node":                   name,
-			"longhorn.io/instance-manager-image": hexOf(s.imImage(), 8),
+			"longhorn.io/instance-manager-image": imageChecksumName(s.imImage()),
 		})
 		spec := map[string]any{"nodeID": name, "type": kind, "image": s.imImage()}
 		if s.b.dataEngineField != "" {
@@ -61,6 +62,11 @@ func (s *Sim) AddNode(ctx context.Context, name string, opts NodeOptions) error 
 		im.Object["spec"] = spec
 		if _, err := s.create(ctx, longhorn.InstanceManagers, im); err != nil && !isAlreadyExists(err) {
 			return fmt.Errorf("lhsim: create instance manager %s: %w", imName, err)
+		}
+	}
+	if s.instanceOnly && s.queue != nil {
+		if err := s.writeEngineImage(ctx); err != nil {
+			return err
 		}
 	}
 	// the instance-manager sync writes the status

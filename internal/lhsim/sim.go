@@ -36,6 +36,12 @@ type Options struct {
 	// Logf receives every simulator log line, formatted like longhorn-manager's
 	// logrus text output. Default: discard (the lines are kept for Logs anyway).
 	Logf func(format string, args ...any)
+	// InstanceOnly runs only the instance layer (processes, instance
+	// managers, finalizers, the replica data clean-up, the engine image)
+	// and emulates Longhorn's mutating webhooks; the volume and
+	// VolumeAttachment controllers are left to Longhorn's real ones. See
+	// instanceonly.go for which methods still make sense.
+	InstanceOnly bool
 }
 
 // maxRetries is longhorn-manager's: a volume whose sync keeps failing is
@@ -49,10 +55,11 @@ const keepLines = 500
 // and (1.5+) VolumeAttachment controllers against a real API server. All
 // methods are safe for concurrent use.
 type Sim struct {
-	ns  string
-	ver longhorn.Version
-	b   behaviour
-	dyn dynamic.Interface
+	ns           string
+	ver          longhorn.Version
+	instanceOnly bool
+	b            behaviour
+	dyn          dynamic.Interface
 
 	httpClient *http.Client
 
@@ -81,6 +88,7 @@ type Sim struct {
 	syncErrCount map[string]int
 	lastSyncErr  map[string]string
 
+	admitted  map[string]bool     // "<plural>/<name>" the emulated webhook saw created
 	placement map[string][]string // volume → replica nodes asked by CreateVolume
 	created   map[string]uint64   // engine → creation sequence, for roles
 	seq       uint64
@@ -176,6 +184,7 @@ func New(cfg *rest.Config, opts Options) (*Sim, error) {
 	s := &Sim{
 		ns:           opts.Namespace,
 		ver:          v,
+		instanceOnly: opts.InstanceOnly,
 		b:            behaviourOf(v),
 		dyn:          dyn,
 		httpClient:   hc,
@@ -223,6 +232,11 @@ func (s *Sim) Start(ctx context.Context) error {
 
 	if err := s.writeVersionSetting(ctx); err != nil {
 		return err
+	}
+	if s.instanceOnly {
+		if err := s.writeEngineImage(ctx); err != nil {
+			return err
+		}
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -452,6 +466,22 @@ func (s *Sim) process(ctx context.Context, k string) error {
 	if name == "" {
 		return nil
 	}
+	if s.instanceOnly {
+		switch kind {
+		case kindVolume:
+			return s.admitVolume(ctx, name)
+		case kindVA:
+			return s.admitVolumeAttachment(ctx, name)
+		case kindEngine:
+			if done, err := s.admit(ctx, longhorn.Engines, name); done || err != nil {
+				return err
+			}
+		case kindReplica:
+			if done, err := s.admit(ctx, longhorn.Replicas, name); done || err != nil {
+				return err
+			}
+		}
+	}
 	switch kind {
 	case kindVolume:
 		return s.syncVolume(ctx, name)
@@ -473,7 +503,7 @@ func (s *Sim) handleErr(ctx context.Context, k string, err error) {
 		return
 	}
 	kind, name, _ := strings.Cut(k, "/")
-	if kind != kindVolume {
+	if kind != kindVolume || s.instanceOnly {
 		if err == nil {
 			s.queue.Forget(k)
 			return

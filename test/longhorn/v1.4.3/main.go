@@ -45,6 +45,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -93,6 +94,13 @@ func run() error {
 		return err
 	}
 	kubeClient := fake.NewSimpleClientset(kubeObjects(nodes)...)
+	// The volume controller uses its kube client only to record Events,
+	// through CoreV1().RESTClient(), which the fake clientset leaves nil:
+	// give it a real one (the test API server stores the Events).
+	eventClient, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
 
 	scheme := runtime.NewScheme()
 	if err := longhorn.SchemeBuilder.AddToScheme(scheme); err != nil {
@@ -115,7 +123,7 @@ func run() error {
 	var vcs []*controller.VolumeController
 	for _, node := range nodes {
 		logger := logrus.StandardLogger().WithField("node", node)
-		vcs = append(vcs, controller.NewVolumeController(logger, ds, scheme, kubeClient, *namespace, node, util.NewAtomicCounter()))
+		vcs = append(vcs, controller.NewVolumeController(logger, ds, scheme, eventClient, *namespace, node, util.NewAtomicCounter()))
 	}
 	go kubeInformerFactory.Start(stopCh)
 	go lhInformerFactory.Start(stopCh)

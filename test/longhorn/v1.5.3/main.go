@@ -46,6 +46,7 @@ import (
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -93,6 +94,13 @@ func run() error {
 		return err
 	}
 	kubeClient := fake.NewSimpleClientset(kubeObjects(nodes)...)
+	// The controllers use their kube client to record Events, through
+	// CoreV1().RESTClient(), which the fake clientset leaves nil: give them a
+	// real one for the test API server.
+	eventClient, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
 
 	scheme := runtime.NewScheme()
 	if err := longhorn.SchemeBuilder.AddToScheme(scheme); err != nil {
@@ -114,8 +122,8 @@ func run() error {
 	var runs []func(int, <-chan struct{})
 	for _, node := range nodes {
 		logger := logrus.StandardLogger().WithField("node", node)
-		vc := controller.NewVolumeController(logger, ds, scheme, kubeClient, *namespace, node, shareManagerImage, util.NewAtomicCounter())
-		vac := controller.NewLonghornVolumeAttachmentController(logger, ds, scheme, kubeClient, node, *namespace)
+		vc := controller.NewVolumeController(logger, ds, scheme, eventClient, *namespace, node, shareManagerImage, util.NewAtomicCounter())
+		vac := controller.NewLonghornVolumeAttachmentController(logger, ds, scheme, eventClient, node, *namespace)
 		runs = append(runs, vc.Run, vac.Run)
 	}
 	informerFactories.Start(stopCh)

@@ -1,0 +1,171 @@
+package lhsim_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// TestInstanceOnly plays Longhorn's volume controller by hand against the
+// instance-only simulator: the webhook's additions appear on objects
+// created without them, processes start and report, nothing above the
+// instance layer is done by the simulator, and deleting the active replica
+// wipes its directory (deleting the engine removes its finalizer).
+func TestInstanceOnly(t *testing.T) {
+	t.Parallel()
+	for _, ver := range []string{"v1.4.3", "v1.5.3"} {
+		t.Run(ver, func(t *testing.T) {
+			t.Parallel()
+			ns := fmt.Sprintf("lhsim-io-%d", nsSeq.Add(1))
+			s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: ver, InstanceOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Stop()
+			for _, n := range []string{nodeA, nodeB} {
+				if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := &env{&simtest.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
+			vol := "vol-io"
+			if err := s.CreateVolume(ctx, vol, lhsim.VolumeOptions{Migratable: true}); err != nil {
+				t.Fatal(err)
+			}
+			dyn := cluster.Dynamic()
+			mk := func(r longhorn.Resource, name string, spec map[string]any) {
+				u := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": longhorn.APIVersion, "kind": r.Kind,
+					"metadata": map[string]any{"name": name, "namespace": ns},
+					"spec":     spec,
+				}}
+				if _, err := dyn.Resource(r.GVR()).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, eng := vol+"-r-1", vol+"-e-1"
+			mk(longhorn.Replicas, rep, map[string]any{
+				"volumeName": vol, "nodeID": nodeA, "active": true, "desireState": "running", "engineName": eng,
+				"diskPath": "/var/lib/longhorn/", "dataDirectoryName": vol + "-1a2b3c4d", "diskID": "d",
+			})
+			e.Await("replica admitted and running", func() bool {
+				u := e.get(longhorn.Replicas, rep)
+				st, _, _ := unstructured.NestedString(u.Object, "status", "currentState")
+				return slices.Contains(u.GetFinalizers(), longhorn.Finalizer) && u.GetLabels()[longhorn.VolumeLabel] == vol && st == "running"
+			})
+			ru := e.get(longhorn.Replicas, rep)
+			ip, _, _ := unstructured.NestedString(ru.Object, "status", "ip")
+			port, _, _ := unstructured.NestedInt64(ru.Object, "status", "port")
+			mk(longhorn.Engines, eng, map[string]any{
+				"volumeName": vol, "nodeID": nodeA, "active": true, "desireState": "running", "frontend": "blockdev",
+				"replicaAddressMap": map[string]any{rep: fmt.Sprintf("%s:%d", ip, port)},
+			})
+			e.WaitFor("engine running", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return len(es) == 1 && es[0].Status.CurrentState == longhorn.StateRunning && es[0].Status.Endpoint != "" &&
+					es[0].Status.ReplicaModeMap[rep] == "RW"
+			})
+			eu := e.get(longhorn.Engines, eng)
+			if !slices.Contains(eu.GetFinalizers(), longhorn.Finalizer) {
+				t.Errorf("engine has no finalizer: %v", eu.GetFinalizers())
+			}
+			if _, ok, _ := unstructured.NestedMap(eu.Object, "spec", "upgradedReplicaAddressMap"); !ok {
+				t.Error("engine has no spec.upgradedReplicaAddressMap")
+			}
+			v, es, rs := e.State(vol)
+			if v.Status.State != "" || v.Status.OwnerID != "" || len(es) != 1 || len(rs) != 1 {
+				t.Errorf("the simulator acted as the volume controller:\n%s", lhsim.Describe(v, es, rs))
+			}
+			if !slices.Contains(e.get(longhorn.Volumes, vol).GetFinalizers(), longhorn.Finalizer) {
+				t.Error("volume has no finalizer")
+			}
+			if ver == "v1.5.3" {
+				// a ticket added the way the CSI driver does gets a generation
+				// once its status exists; the status is the real controller's
+				// to write, so only the label and finalizer are checked here.
+				va := e.get(longhorn.VolumeAttachments, vol)
+				if va.GetLabels()[longhorn.VolumeLabel] != vol || !slices.Contains(va.GetFinalizers(), longhorn.Finalizer) {
+					t.Errorf("volume attachment not admitted: labels %v finalizers %v", va.GetLabels(), va.GetFinalizers())
+				}
+			}
+
+			e.deleteObject(longhorn.Replicas, rep)
+			e.Await("active replica wiped and gone", func() bool {
+				_, err := dyn.Resource(longhorn.Replicas.GVR()).Namespace(ns).Get(ctx, rep, metav1.GetOptions{})
+				return err != nil && len(s.WipedDirs(vol)) == 1
+			})
+			if d := s.WipedDirs(vol)[0]; !strings.Contains(d, vol+"-1a2b3c4d") {
+				t.Errorf("wiped %q", d)
+			}
+			e.deleteObject(longhorn.Engines, eng)
+			e.Await("engine gone, process stopped", func() bool {
+				_, err := dyn.Resource(longhorn.Engines.GVR()).Namespace(ns).Get(ctx, eng, metav1.GetOptions{})
+				return err != nil && len(s.Processes(nodeA)) == 0
+			})
+		})
+	}
+}
+
+// TestInstanceOnlyTicketGeneration: the emulated VolumeAttachment webhook
+// bumps the generation of a changed ticket.
+func TestInstanceOnlyTicketGeneration(t *testing.T) {
+	t.Parallel()
+	ns := fmt.Sprintf("lhsim-io-%d", nsSeq.Add(1))
+	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: "v1.5.3", InstanceOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := s.AddNode(ctx, nodeA, lhsim.NodeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{&simtest.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
+	vol := "vol-gen"
+	id := longhorn.CSITicketID(vol, nodeA)
+	// a VolumeAttachment made without the webhook's additions: its
+	// finalizer appearing says the simulator has seen its tickets
+	va := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": longhorn.APIVersion, "kind": longhorn.VolumeAttachments.Kind,
+		"metadata": map[string]any{"name": vol, "namespace": ns},
+		"spec": map[string]any{"volume": vol, "attachmentTickets": map[string]any{id: map[string]any{
+			"id": id, "type": longhorn.AttacherTypeCSI, "nodeID": nodeA, "generation": int64(0),
+			"parameters": map[string]any{"disableFrontend": "false"},
+		}}},
+	}}
+	if _, err := cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(ns).Create(ctx, va, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gen := func() int64 {
+		g, _, _ := unstructured.NestedInt64(e.get(longhorn.VolumeAttachments, vol).Object, "spec", "attachmentTickets", id, "generation")
+		return g
+	}
+	e.Await("volume attachment admitted", func() bool {
+		return slices.Contains(e.get(longhorn.VolumeAttachments, vol).GetFinalizers(), longhorn.Finalizer)
+	})
+	before := gen()
+	_, err = cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(ns).Patch(ctx, vol, types.MergePatchType,
+		[]byte(`{"spec":{"attachmentTickets":{"`+id+`":{"parameters":{"disableFrontend":"true"}}}}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Await("generation bumped", func() bool { return gen() == before+1 })
+}

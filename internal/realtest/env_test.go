@@ -1,0 +1,235 @@
+package realtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+const (
+	nodeA = "node-a"
+	nodeB = "node-b"
+	nodeC = "node-c"
+	// waitTimeout bounds each wait; Longhorn's controllers need seconds.
+	waitTimeout = 2 * time.Minute
+)
+
+var nsSeq atomic.Int64
+
+// env is one test's Longhorn: a namespace on the release's API server,
+// Longhorn's own controllers of that release, and the simulator playing the
+// instance layer beneath them.
+type env struct {
+	t       *testing.T
+	ctx     context.Context
+	release string
+	c       *testcluster.Cluster
+	ns      string
+	sim     *lhsim.Sim
+	lh      *lhreal.Controllers
+
+	mu      sync.Mutex
+	deleted []longhorn.Replica // the last state of every replica deleted
+}
+
+// releasesOrSkip returns the releases to run, skipping the test when none
+// can run here.
+func releasesOrSkip(t *testing.T) []string {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	rels := lhreal.Releases()
+	if len(rels) == 0 {
+		t.Skip("no Longhorn release module under test/longhorn")
+	}
+	return rels
+}
+
+func newEnv(t *testing.T, release string) *env {
+	t.Helper()
+	if err := clusterErr[release]; err != nil {
+		t.Fatalf("Longhorn %s: %v", release, err)
+	}
+	e := newBareEnv(t, release, true)
+	nodes := []string{nodeA, nodeB, nodeC}
+	for _, n := range nodes {
+		if err := e.sim.AddNode(e.ctx, n, lhsim.NodeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// what lhreal.Seed writes, in this test's namespace: the nodes and the
+	// engine image are the simulator's
+	for name, value := range map[string]string{
+		"default-engine-image":           e.sim.EngineImage(),
+		"default-instance-manager-image": e.sim.InstanceManagerImage(),
+	} {
+		setting := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": longhorn.APIVersion, "kind": longhorn.Settings.Kind,
+			"metadata": map[string]any{"name": name, "namespace": e.ns},
+			"value":    value,
+		}}
+		if _, err := e.c.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(e.ns).Create(e.ctx, setting, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.watchDeletions()
+	lh, err := lhreal.Start(e.ctx, lhreal.Options{Release: release, Kubeconfig: e.c.KubeconfigPath(), Namespace: e.ns, Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.lh = lh
+	t.Cleanup(func() {
+		lh.Stop()
+		if t.Failed() {
+			t.Logf("Longhorn %s controllers' log (tail):\n%s", release, tailLines(lh.Logs(), 60))
+		}
+	})
+	return e
+}
+
+// newBareEnv starts a simulator (instance-only or not) in a new namespace
+// of the release's API server.
+func newBareEnv(t *testing.T, release string, instanceOnly bool) *env {
+	t.Helper()
+	c := clusters[release]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	ns := fmt.Sprintf("real-%d", nsSeq.Add(1))
+	e := &env{t: t, ctx: ctx, release: release, c: c, ns: ns}
+	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: ns, Version: release, InstanceOnly: instanceOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.sim = s
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("simulator log, %s (tail):\n%s", ns, strings.Join(lastN(s.Logs(""), 30), "\n"))
+		}
+	})
+	return e
+}
+
+// watchDeletions records the last state of every deleted replica, so a
+// test can tell whether one was deleted while active.
+func (e *env) watchDeletions() {
+	w, err := e.c.Dynamic().Resource(longhorn.Replicas.GVR()).Namespace(e.ns).Watch(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(w.Stop)
+	go func() {
+		last := map[string]*unstructured.Unstructured{}
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			// the state when deletion was asked for is what the replica
+			// controller acts on (it reads spec.active then)
+			if ev.Type == watch.Deleted || u.GetDeletionTimestamp() != nil {
+				if _, seen := last[u.GetName()]; seen && ev.Type != watch.Deleted {
+					continue
+				}
+				last[u.GetName()] = u
+				var r longhorn.Replica
+				if err := fromU(u, &r); err == nil {
+					e.mu.Lock()
+					e.deleted = append(e.deleted, r)
+					e.mu.Unlock()
+				}
+			}
+		}
+	}()
+}
+
+// activeDeleted lists replicas deleted while spec.active was true.
+func (e *env) activeDeleted() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range e.deleted {
+		if r.Spec.Active && !seen[r.Name] {
+			seen[r.Name] = true
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+func (e *env) waitFor(what, vol string, cond func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+	defer cancel()
+	if err := e.sim.WaitFor(ctx, vol, cond); err != nil {
+		e.t.Fatalf("Longhorn %s: %s: %v", e.release, what, err)
+	}
+}
+
+func (e *env) state(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
+	e.t.Helper()
+	v, es, rs, err := e.sim.State(e.ctx, vol)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return v, es, rs
+}
+
+// plugin runs the built plugin binary against this env's namespace.
+func (e *env) plugin(args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	args = append(args, "--kubeconfig", e.c.KubeconfigPath(), "-n", e.ns)
+	cmd := exec.CommandContext(e.ctx, pluginBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code = 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			e.t.Fatalf("run plugin: %v", err)
+		}
+		code = ee.ExitCode()
+	}
+	return out.String(), errb.String(), code
+}
+
+func fromU(u *unstructured.Unstructured, into any) error {
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, into)
+}
+
+func tailLines(s string, n int) string {
+	return strings.Join(lastN(strings.Split(strings.TrimRight(s, "\n"), "\n"), n), "\n")
+}
+
+func lastN(l []string, n int) []string {
+	if len(l) > n {
+		return l[len(l)-n:]
+	}
+	return l
+}

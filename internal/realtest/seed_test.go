@@ -1,0 +1,187 @@
+package realtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+const bugLine = "BUG: found the second active engine"
+
+func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
+	for i := range es {
+		if es[i].Spec.NodeID == node {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
+func activeCount(es []longhorn.Engine) int {
+	n := 0
+	for _, e := range es {
+		if e.Spec.Active {
+			n++
+		}
+	}
+	return n
+}
+
+// settled: one active engine running on node, every replica active and
+// pointing at it, no migration left.
+func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool {
+	return func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		if len(es) != 1 || !es[0].Spec.Active || es[0].Spec.NodeID != node || es[0].Status.CurrentState != longhorn.StateRunning ||
+			es[0].DeletionTimestamp != nil {
+			return false
+		}
+		if v.Spec.MigrationNodeID != "" || v.Status.CurrentNodeID != node || v.Status.State != longhorn.VolumeStateAttached || len(rs) == 0 {
+			return false
+		}
+		for _, r := range rs {
+			if !r.Spec.Active || r.Spec.EngineName != es[0].Name || r.DeletionTimestamp != nil {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// attached creates a migratable volume with two replicas and attaches it
+// to node-a, as the CSI driver would.
+func (e *env) attached(vol string) {
+	e.t.Helper()
+	if err := e.sim.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, Replicas: 2}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("volume created and detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
+	})
+	if err := e.sim.Attach(e.ctx, vol, nodeA); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("attached to node-a", vol, settled(nodeA))
+}
+
+// migrating attaches vol to node-b too and waits for the migration engine.
+func (e *env) migrating(vol string) {
+	e.t.Helper()
+	if err := e.sim.Attach(e.ctx, vol, nodeB); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor("migration engine ready on node-b", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		old, mig := engineOn(es, nodeA), engineOn(es, nodeB)
+		return len(es) == 2 && old != nil && mig != nil && old.Spec.Active && !mig.Spec.Active &&
+			mig.Status.CurrentState == longhorn.StateRunning && mig.RWCount() == old.RWCount() && mig.RWCount() > 0
+	})
+}
+
+// detach retries Detach as the CSI driver does: the API answers from its
+// caches, which may not show the migration engine yet.
+func (e *env) detach(vol, node string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+	defer cancel()
+	var last error
+	if err := e.sim.Await(ctx, func() bool { last = e.sim.Detach(e.ctx, vol, node); return last == nil }); err != nil {
+		e.t.Fatalf("detach %s from %s: %v (last: %v)", vol, node, err, last)
+	}
+}
+
+// seedState runs the seed's sequence: attach on node-a, migrate to node-b,
+// confirm while the volume controller's delete of the old engine fails
+// once. It returns the old engine's name.
+func (e *env) seedState(vol string) string {
+	e.t.Helper()
+	e.attached(vol)
+	e.migrating(vol)
+	_, es, _ := e.state(vol)
+	old := engineOn(es, nodeA).Name
+	if e.lh == nil {
+		e.sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: old, Times: 1})
+	} else if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: old, Count: 1, Code: 500}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.detach(vol, nodeA)
+	return old
+}
+
+// TestSeedSequence: the seed's sequence leaves two active engines and the
+// BUG error on an affected release (v1.4.3), one active engine on a fixed one.
+func TestSeedSequence(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-seed"
+			e.seedState(vol)
+			if longhorn.MustParseVersion(rel).Affected() {
+				e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+					return len(es) == 2 && activeCount(es) == 2
+				})
+				if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			e.waitFor("one engine on node-b", vol, settled(nodeB))
+			if strings.Contains(e.lh.Logs(), bugLine) {
+				t.Errorf("fixed release %s logged %q", rel, bugLine)
+			}
+		})
+	}
+}
+
+// TestFixOnSeedState: fix on the seed's state; Longhorn's own controller
+// converges, no replica is deleted while active, nothing the survivor uses
+// is wiped, and fix exits 0 only after its verification.
+func TestFixOnSeedState(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		if !longhorn.MustParseVersion(rel).Affected() {
+			continue // nothing to fix on a fixed release
+		}
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-fix"
+			e.seedState(vol)
+			e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return len(es) == 2 && activeCount(es) == 2
+			})
+			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+			if code != 0 {
+				t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
+			}
+			// fix's own verification passed: the state must already hold
+			v, es, rs := e.state(vol)
+			if !settled(nodeB)(v, es, rs) {
+				t.Errorf("fix exited 0 before Longhorn %s converged:\n%s", rel, lhsim.Describe(v, es, rs))
+			}
+			e.waitFor("converged on node-b", vol, settled(nodeB))
+			if l := e.activeDeleted(); len(l) > 0 {
+				t.Errorf("replicas deleted while active: %v", l)
+			}
+			_, _, rs = e.state(vol)
+			wiped := e.sim.WipedDirs(vol)
+			for _, r := range rs {
+				for _, w := range wiped {
+					if strings.HasSuffix(w, "/"+r.Spec.DataDirectoryName) && strings.HasPrefix(w, r.Spec.NodeID+":") {
+						t.Errorf("the survivor's replica %s uses wiped directory %s", r.Name, w)
+					}
+				}
+			}
+			if lost, err := e.sim.DataLost(e.ctx, vol); err != nil || lost {
+				t.Errorf("data lost: %v %v (wiped %v)", lost, err, wiped)
+			}
+		})
+	}
+}
