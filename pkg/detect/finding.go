@@ -94,10 +94,30 @@ func (f *Finding) Refused() bool {
 
 // Check is one precondition with the observed value that decided it.
 type Check struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
+	// Name reads as the requirement ("no migration is requested").
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Detail is the observed value, passed or not.
 	Detail string `json:"detail"`
+	// Failure, set only when the check failed, reads as what is wrong and
+	// why it stops a repair.
+	Failure string `json:"failure,omitempty"`
 }
+
+// The names of the §8.4 preconditions, in the order they are checked.
+const (
+	CheckVersionKnown         = "Longhorn version is known"
+	CheckNoMigrationRequested = "no migration is requested"
+	CheckCurrentNode          = "current node is known and equals spec.nodeID"
+	CheckNoMigrationInFlight  = "no migration is in flight"
+	CheckOneRunningEngine     = "one running engine on the current node"
+	CheckStaleElsewhere       = "stale engines are on other nodes"
+	CheckRobustness           = "robustness is usable"
+	CheckNoUpgrade            = "no engine upgrade is pending"
+)
+
+// FirstFailed is the check that refused a repair, nil when all passed.
+func (f *Finding) FirstFailed() *Check { return firstFailed(f.Preconditions) }
 
 // Evidence is what the finding rests on.
 type Evidence struct {
