@@ -115,7 +115,7 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 	r.Incomplete = incomplete
 	structured := o.Output == "json" || o.Output == "yaml" || o.Output == "name"
 	p := cmdutil.NewPainter(!structured && cmdutil.UseColor(o.Color, o.Out))
-	if err := Print(o.Out, r, o.Output, o.NoHeaders, p); err != nil {
+	if err := Print(o.Out, r, o.Output, o.NoHeaders, p, cmdutil.TerminalWidth(o.Out)); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	if len(incomplete) > 0 {
