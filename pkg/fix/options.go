@@ -19,10 +19,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
 // Options is everything `fix` needs, filled by flags, Complete and Validate.
