@@ -141,7 +141,12 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 		return err
 	}
 	if !structured {
-		fmt.Fprintln(o.ErrOut, r.SummaryLine())
+		line := r.SummaryLine()
+		if r.Summary.Findings == 0 {
+			// Healthy is green, on stderr's own terminal test.
+			line = cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.ErrOut)).Green(line)
+		}
+		fmt.Fprintln(o.ErrOut, line)
 	}
 	if r.NeedsAttention() {
 		return cmdutil.Silent(cmdutil.ExitFindings)

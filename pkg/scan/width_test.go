@@ -3,6 +3,7 @@ package scan_test
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -76,4 +77,30 @@ func TestTableFitsTheTerminal(t *testing.T) {
 			t.Errorf("--no-headers printed a header or cut a cell:\n%s", b.String())
 		}
 	})
+}
+
+// Colour carries meaning and never moves a column: stripped of its escape
+// codes the coloured table is the plain one.
+func TestTableColourMeaning(t *testing.T) {
+	r := realReport(t, "v1.4.3")
+	var plain, coloured bytes.Buffer
+	if err := scan.Print(&plain, r, "table", false, cmdutil.NewPainter(false), 200); err != nil {
+		t.Fatal(err)
+	}
+	if err := scan.Print(&coloured, r, "table", false, cmdutil.NewPainter(true), 200); err != nil {
+		t.Fatal(err)
+	}
+	stripped := regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(coloured.String(), "")
+	if stripped != plain.String() {
+		t.Errorf("colour moved the columns:\n%s\nvs\n%s", stripped, plain.String())
+	}
+	for what, re := range map[string]string{
+		"critical red":  `\x1b\[31;1mcritical\x1b\[[0-9;]*m`,
+		"info green":    `\x1b\[32minfo\x1b\[[0-9;]*m`,
+		"reason dimmed": `\x1b\[2m[^\x1b]+\x1b\[[0-9;]*m\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(coloured.String()) {
+			t.Errorf("%s: no match for %q in %q", what, re, coloured.String())
+		}
+	}
 }
