@@ -159,8 +159,9 @@ func run(args []string) error {
 	return nil
 }
 
-// runDemo shows the main job: scan both namespaces, preview and apply the
-// repair of the stuck volume, scan again.
+// runDemo shows the main job: scan both namespaces, describe the volume no
+// repair is safe for, preview and apply the repair of the stuck volume, scan
+// again.
 func runDemo(ctx context.Context, plugin, kubeconfig string) error {
 	if _, err := os.Stat(plugin); err != nil {
 		return fmt.Errorf("plugin binary %s: %w (run make build)", plugin, err)
@@ -172,6 +173,7 @@ func runDemo(ctx context.Context, plugin, kubeconfig string) error {
 	steps := [][]string{
 		{"scan"},
 		{"scan", "-n", "longhorn-151", "-o", "wide"},
+		{"describe", "issue-4827"},
 		{"fix", "two-active-engines", "--dry-run=client"},
 		{"fix", "two-active-engines", "--yes", "--timeout", "1m", "--backup-dir", filepath.Join(backups, "fix")},
 		{"scan", "two-active-engines"},

@@ -77,7 +77,8 @@ func TestScanThroughKubectl(t *testing.T) {
 	if r.Code != 1 {
 		t.Errorf("scan of a stuck volume should exit 1:\n%v", r)
 	}
-	for _, w := range []string{stuckVolume, survivor, stale} {
+	// The table names engines by suffix@node; the volume column names the volume.
+	for _, w := range []string{stuckVolume, strings.TrimPrefix(survivor, stuckVolume+"-") + "@node-b", strings.TrimPrefix(stale, stuckVolume+"-") + "@node-a"} {
 		if !strings.Contains(r.Stdout, w) {
 			t.Errorf("scan table lacks %s:\n%v", w, r)
 		}

@@ -54,6 +54,7 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 
 	root.AddCommand(
 		newScanCommand(cf, streams),
+		newDescribeCommand(cf, streams),
 		newFixCommand(cf, streams),
 		newMigrateCommand(cf, streams),
 		newPreflightCommand(cf, streams),

@@ -26,14 +26,14 @@ const (
 
 // Precondition names as classify.go reports them (§8.4, in order).
 const (
-	chkVersion    = "longhorn version known"
-	chkNoMigReq   = "no migration requested"
-	chkCurrent    = "current node known and equal to spec.nodeID"
-	chkNoMigFly   = "no migration in flight"
-	chkSurvivor   = "one running engine on the current node"
-	chkStale      = "stale engines on other nodes"
-	chkRobustness = "robustness usable"
-	chkUpgrade    = "no engine upgrade pending"
+	chkVersion    = CheckVersionKnown
+	chkNoMigReq   = CheckNoMigrationRequested
+	chkCurrent    = CheckCurrentNode
+	chkNoMigFly   = CheckNoMigrationInFlight
+	chkSurvivor   = CheckOneRunningEngine
+	chkStale      = CheckStaleElsewhere
+	chkRobustness = CheckRobustness
+	chkUpgrade    = CheckNoUpgrade
 )
 
 var allChecks = []string{chkVersion, chkNoMigReq, chkCurrent, chkNoMigFly, chkSurvivor, chkStale, chkRobustness, chkUpgrade}

@@ -161,7 +161,7 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 		return
 	}
 	if failed := firstFailed(f.Preconditions); failed != nil {
-		f.Reason = bug + "; not safe to repair: " + failed.Name + " (" + failed.Detail + ")"
+		f.Reason = bug + "; not safe to repair because " + failed.Failure
 		return
 	}
 	switch cls {
@@ -179,28 +179,46 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 }
 
 // preconditions evaluates §8.4 in order. Every check is reported, passed or
-// not, so the evidence shows why an action is or is not safe.
+// not, so the evidence shows why an action is or is not safe. Each is a name
+// that reads as the requirement, the observed value, and (when it fails) a
+// sentence that reads as the failure; a new precondition needs only those.
 func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, survivor *longhorn.Engine, stale []string) []Check {
 	var cs []Check
-	add := func(name string, ok bool, detail string, args ...any) {
-		cs = append(cs, Check{Name: name, OK: ok, Detail: fmt.Sprintf(detail, args...)})
+	add := func(name string, ok bool, failure, detail string) {
+		c := Check{Name: name, OK: ok, Detail: detail}
+		if !ok {
+			c.Failure = failure
+		}
+		cs = append(cs, c)
 	}
-	add("longhorn version known", st.Version.Known(), "current-longhorn-version is %s", st.Version.String())
-	add("no migration requested", v.Spec.MigrationNodeID == "", "spec.migrationNodeID=%q", v.Spec.MigrationNodeID)
+	add(CheckVersionKnown, st.Version.Known(),
+		fmt.Sprintf("the Longhorn version is unknown (%s): what is safe depends on the release", st.Version.String()),
+		fmt.Sprintf("current-longhorn-version is %s", st.Version.String()))
+	add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "",
+		fmt.Sprintf("a migration to %s is requested (spec.migrationNodeID): two active engines are expected until it is confirmed or rolled back", v.Spec.MigrationNodeID),
+		fmt.Sprintf("spec.migrationNodeID=%q", v.Spec.MigrationNodeID))
 
 	cur := v.Status.CurrentNodeID
 	switch {
 	case cur == "":
-		add("current node known and equal to spec.nodeID", false, "status.currentNodeID is empty (spec.nodeID=%q)", v.Spec.NodeID)
+		add(CheckCurrentNode, false,
+			"status.currentNodeID is empty: Longhorn does not say which engine serves I/O",
+			fmt.Sprintf("status.currentNodeID is empty (spec.nodeID=%q)", v.Spec.NodeID))
 	case v.Spec.NodeID == "":
-		add("current node known and equal to spec.nodeID", false, "spec.nodeID is empty (status.currentNodeID=%q); Longhorn does not process this volume's engines (longhorn#4827)", cur)
+		add(CheckCurrentNode, false,
+			"spec.nodeID is empty: Longhorn does not process this volume's engines (longhorn#4827)",
+			fmt.Sprintf("spec.nodeID is empty (status.currentNodeID=%q)", cur))
 	default:
-		add("current node known and equal to spec.nodeID", cur == v.Spec.NodeID, "status.currentNodeID=%q spec.nodeID=%q", cur, v.Spec.NodeID)
+		add(CheckCurrentNode, cur == v.Spec.NodeID,
+			fmt.Sprintf("status.currentNodeID %s differs from spec.nodeID %s: the volume is not settled on one node", cur, v.Spec.NodeID),
+			fmt.Sprintf("status.currentNodeID=%q spec.nodeID=%q", cur, v.Spec.NodeID))
 	}
 
 	cm := v.Status.CurrentMigrationNodeID
 	cmOK := cm == "" || (st.Version.Class() == longhorn.ClassL15a && cm == cur)
-	add("no migration in flight", cmOK, "status.currentMigrationNodeID=%q", cm)
+	add(CheckNoMigrationInFlight, cmOK,
+		fmt.Sprintf("status.currentMigrationNodeID is %s: Longhorn has not finished a migration", cm),
+		fmt.Sprintf("status.currentMigrationNodeID=%q", cm))
 
 	serving := servingNode(st, v)
 	switch {
@@ -211,20 +229,34 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 				n++
 			}
 		}
-		add("one running engine on the current node", false, "%d engines have spec.nodeID=%q", n, serving)
+		failure := fmt.Sprintf("no engine is on the current node %s: the engine serving I/O is unknown", serving)
+		switch {
+		case serving == "":
+			failure = "the current node is unknown: the engine serving I/O is unknown"
+		case n > 1:
+			failure = fmt.Sprintf("%d engines are on the current node %s: which one serves I/O is ambiguous", n, serving)
+		}
+		add(CheckOneRunningEngine, false, failure, fmt.Sprintf("%d engines have spec.nodeID=%q", n, serving))
 	case survivor.Deleting():
-		add("one running engine on the current node", false, "%s is being deleted", survivor.Name)
+		add(CheckOneRunningEngine, false,
+			fmt.Sprintf("%s, the engine on the current node, is being deleted", survivor.Name),
+			fmt.Sprintf("%s is being deleted", survivor.Name))
 	case !survivor.Spec.Active:
-		add("one running engine on the current node", false, "%s on %s is not active", survivor.Name, serving)
+		add(CheckOneRunningEngine, false,
+			fmt.Sprintf("%s, the engine on the current node %s, is not active", survivor.Name, serving),
+			fmt.Sprintf("%s on %s is not active", survivor.Name, serving))
 	case survivor.Status.CurrentState != longhorn.StateRunning || survivor.Status.Endpoint == "" || survivor.RWCount() == 0:
-		add("one running engine on the current node", false, "%s: state=%q endpoint=%q RW replicas=%d",
-			survivor.Name, survivor.Status.CurrentState, survivor.Status.Endpoint, survivor.RWCount())
+		add(CheckOneRunningEngine, false,
+			fmt.Sprintf("%s, the engine on the current node, is not serving I/O (state %q, endpoint %q, %d RW replicas)",
+				survivor.Name, survivor.Status.CurrentState, survivor.Status.Endpoint, survivor.RWCount()),
+			fmt.Sprintf("%s: state=%q endpoint=%q RW replicas=%d",
+				survivor.Name, survivor.Status.CurrentState, survivor.Status.Endpoint, survivor.RWCount()))
 	default:
-		add("one running engine on the current node", true, "%s: running, endpoint %s, %d RW replicas",
-			survivor.Name, survivor.Status.Endpoint, survivor.RWCount())
+		add(CheckOneRunningEngine, true, "", fmt.Sprintf("%s: running, endpoint %s, %d RW replicas",
+			survivor.Name, survivor.Status.Endpoint, survivor.RWCount()))
 	}
 
-	staleOK, detail := true, []string{}
+	staleOK, detail, onServing := true, []string{}, []string{}
 	for _, name := range stale {
 		for _, e := range engines {
 			if e.Name != name {
@@ -232,6 +264,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 			}
 			if e.Spec.NodeID == serving {
 				staleOK = false
+				onServing = append(onServing, e.Name)
 			}
 			note := fmt.Sprintf("%s on %q", e.Name, e.Spec.NodeID)
 			if survivor != nil && strictlyNewer(e, survivor) {
@@ -240,14 +273,20 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 			detail = append(detail, note)
 		}
 	}
+	failure := fmt.Sprintf("stale engine %s is on the current node %s", strings.Join(onServing, ", "), serving)
 	if len(stale) == 0 {
 		staleOK = false
 		detail = append(detail, "no stale engine identified")
+		failure = "no stale engine is identified"
 	}
-	add("stale engines on other nodes", staleOK, "%s", strings.Join(detail, ", "))
+	add(CheckStaleElsewhere, staleOK, failure, strings.Join(detail, ", "))
 
-	add("robustness usable", v.RobustnessUsable(), "status.robustness=%q", v.Status.Robustness)
-	add("no engine upgrade pending", !v.UpgradePending(), "image %q, current %q", v.WantedImage(), v.Status.CurrentImage)
+	add(CheckRobustness, v.RobustnessUsable(),
+		fmt.Sprintf("status.robustness is %q: Longhorn does not report usable replicas for this volume", v.Status.Robustness),
+		fmt.Sprintf("status.robustness=%q", v.Status.Robustness))
+	add(CheckNoUpgrade, !v.UpgradePending(),
+		fmt.Sprintf("an engine image upgrade is pending (%q, current %q): repair after it finishes", v.WantedImage(), v.Status.CurrentImage),
+		fmt.Sprintf("image %q, current %q", v.WantedImage(), v.Status.CurrentImage))
 	return cs
 }
 

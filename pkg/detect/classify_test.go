@@ -307,7 +307,7 @@ func TestTwoActiveEngines(t *testing.T) {
 		{vcL15a, ActionDelete, "delete", true},
 		{vcL15f, ActionNone, "has the fix", true},
 		{vcL16, ActionNone, "has the fix", true},
-		{vcUnknown, ActionNone, chkVersion, false},
+		{vcUnknown, ActionNone, "the Longhorn version is unknown", false},
 		{vcV2, ActionNone, "v2 volume", true},
 	}
 	for _, tt := range tests {
@@ -457,7 +457,7 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 			name:      "spec.nodeID empty (#4827)",
 			mutate:    func(s *scenario) { s.volume().Spec.NodeID = "" },
 			check:     chkCurrent,
-			detailHas: "4827",
+			detailHas: "spec.nodeID is empty",
 		},
 		{
 			name:      "currentNodeID differs from spec.nodeID",
@@ -633,8 +633,13 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 				if !strings.Contains(c.Detail, tt.detailHas) {
 					t.Errorf("detail %q does not contain %q", c.Detail, tt.detailHas)
 				}
-				if !strings.Contains(f.Reason, "not safe to repair") || !strings.Contains(f.Reason, tt.check) {
-					t.Errorf("reason does not name %q: %s", tt.check, f.Reason)
+				if c.Failure == "" || !strings.Contains(f.Reason, "not safe to repair because "+c.Failure) {
+					t.Errorf("reason does not say what failed (%q): %s", c.Failure, f.Reason)
+				}
+				for _, other := range f.Preconditions {
+					if other.OK && other.Failure != "" {
+						t.Errorf("passed check %q carries a failure sentence %q", other.Name, other.Failure)
+					}
 				}
 				if !f.Refused() {
 					t.Error("Refused() = false")
@@ -993,5 +998,24 @@ func TestEvidenceTicketsAndLabels(t *testing.T) {
 	}
 	if f.Action != ActionDelete {
 		t.Errorf("tickets changed the action to %s", f.Action)
+	}
+}
+
+// A refused repair says what failed, in words that read as the failure, not
+// as the name of the check that passed elsewhere (issue #17).
+func TestRefusalReadsAsTheFailure(t *testing.T) {
+	s := stuck(vcL14a, "vol")
+	s.st.Volumes[0].Spec.NodeID = ""
+	_, f := s.classify(t)
+	const want = "spec.nodeID is empty: Longhorn does not process this volume's engines (longhorn#4827)"
+	c := f.FirstFailed()
+	if c == nil || c.Name != CheckCurrentNode || c.Failure != want {
+		t.Fatalf("first failed check %+v, want %q failing with %q", c, CheckCurrentNode, want)
+	}
+	if !strings.HasSuffix(f.Reason, "not safe to repair because "+want) {
+		t.Errorf("reason %q does not end with the failure", f.Reason)
+	}
+	if strings.Contains(f.Reason, CheckCurrentNode) {
+		t.Errorf("reason quotes the requirement as if it held: %s", f.Reason)
 	}
 }

@@ -84,6 +84,26 @@ func ClassifyVolume(st *longhorn.State, name string, opts Options) (Finding, boo
 	return Finding{}, false
 }
 
+// Describe is what `describe` shows of one volume: its evidence, and the
+// finding when it has one. ok is false when the volume is not in st.
+func Describe(st *longhorn.State, name string, opts Options) (ev Evidence, f Finding, hasFinding, ok bool) {
+	if opts.PendingThreshold <= 0 {
+		opts.PendingThreshold = DefaultPendingThreshold
+	}
+	idx := newIndex(st)
+	for i := range st.Volumes {
+		v := &st.Volumes[i]
+		if v.Name != name {
+			continue
+		}
+		if f, found := classifyVolume(st, idx, v, opts); found {
+			return f.Evidence, f, true, true
+		}
+		return evidence(v, idx.engines[name], idx.replicas[name], idx.vas[name]), Finding{}, false, true
+	}
+	return Evidence{}, Finding{}, false, false
+}
+
 // index groups engines, replicas and attachments by volume name once, so a
 // scan of 10,000 volumes stays linear.
 type index struct {

@@ -54,6 +54,13 @@ func evidence(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longho
 			DataDirectory: r.Spec.DataDirectoryName,
 		})
 	}
+	if ks := &v.Status.KubernetesStatus; ks.PVName != "" || ks.PVCName != "" || len(ks.WorkloadsStatus) > 0 {
+		k := &KubernetesEvidence{PVName: ks.PVName, Namespace: ks.Namespace, PVCName: ks.PVCName}
+		for _, w := range ks.WorkloadsStatus {
+			k.Workloads = append(k.Workloads, WorkloadEvidence{PodName: w.PodName, WorkloadName: w.WorkloadName, WorkloadType: w.WorkloadType})
+		}
+		ev.Kubernetes = k
+	}
 	if va != nil {
 		for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
 			t := va.Spec.AttachmentTickets[id]

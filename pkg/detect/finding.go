@@ -94,10 +94,30 @@ func (f *Finding) Refused() bool {
 
 // Check is one precondition with the observed value that decided it.
 type Check struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
+	// Name reads as the requirement ("no migration is requested").
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Detail is the observed value, passed or not.
 	Detail string `json:"detail"`
+	// Failure, set only when the check failed, reads as what is wrong and
+	// why it stops a repair.
+	Failure string `json:"failure,omitempty"`
 }
+
+// The names of the §8.4 preconditions, in the order they are checked.
+const (
+	CheckVersionKnown         = "Longhorn version is known"
+	CheckNoMigrationRequested = "no migration is requested"
+	CheckCurrentNode          = "current node is known and equals spec.nodeID"
+	CheckNoMigrationInFlight  = "no migration is in flight"
+	CheckOneRunningEngine     = "one running engine on the current node"
+	CheckStaleElsewhere       = "stale engines are on other nodes"
+	CheckRobustness           = "robustness is usable"
+	CheckNoUpgrade            = "no engine upgrade is pending"
+)
+
+// FirstFailed is the check that refused a repair, nil when all passed.
+func (f *Finding) FirstFailed() *Check { return firstFailed(f.Preconditions) }
 
 // Evidence is what the finding rests on.
 type Evidence struct {
@@ -116,6 +136,8 @@ type Evidence struct {
 	Engines  []EngineEvidence  `json:"engines"`
 	Replicas []ReplicaEvidence `json:"replicas"`
 	Tickets  []TicketEvidence  `json:"attachmentTickets,omitempty"`
+	// Kubernetes is volume.status.kubernetesStatus: who uses the volume.
+	Kubernetes *KubernetesEvidence `json:"kubernetes,omitempty"`
 	// Logs is filled by offline analysis when manager logs show the BUG error.
 	Logs *LogEvidence `json:"logs,omitempty"`
 }
@@ -153,6 +175,38 @@ type TicketEvidence struct {
 	Type      string `json:"type"`
 	NodeID    string `json:"nodeID"`
 	Satisfied bool   `json:"satisfied"`
+}
+
+// KubernetesEvidence names the PV, PVC and workloads using the volume, as
+// Longhorn's kubernetes-pv controller last saw them.
+type KubernetesEvidence struct {
+	PVName    string             `json:"pvName,omitempty"`
+	Namespace string             `json:"namespace,omitempty"`
+	PVCName   string             `json:"pvcName,omitempty"`
+	Workloads []WorkloadEvidence `json:"workloads,omitempty"`
+}
+
+// WorkloadEvidence is one pod using the volume and its owner.
+type WorkloadEvidence struct {
+	PodName      string `json:"podName,omitempty"`
+	WorkloadName string `json:"workloadName,omitempty"`
+	WorkloadType string `json:"workloadType,omitempty"`
+}
+
+// WorkloadTypeVMI is the owner of a Harvester (KubeVirt) VM's pod.
+const WorkloadTypeVMI = "VirtualMachineInstance"
+
+// VM is the Harvester/KubeVirt VM using the volume, "" when none is known.
+func (k *KubernetesEvidence) VM() string {
+	if k == nil {
+		return ""
+	}
+	for _, w := range k.Workloads {
+		if w.WorkloadType == WorkloadTypeVMI && w.WorkloadName != "" {
+			return w.WorkloadName
+		}
+	}
+	return ""
 }
 
 // LogEvidence summarises BUG lines found in longhorn-manager logs.

@@ -22,6 +22,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
 // Options is everything `fix` needs, filled by flags, Complete and Validate.
@@ -107,7 +108,8 @@ func (o *Options) Validate(args []string) error {
 
 // Run plans, asks, repairs and reports. The error carries the exit code.
 func (o *Options) Run(ctx context.Context) error {
-	pr := &Printer{Out: o.Out, ErrOut: o.ErrOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))}
+	pr := &Printer{Out: o.Out, ErrOut: o.ErrOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out)),
+		Reporter: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.ErrOut)))}
 	warnf := func(f string, a ...any) { pr.Progress("warning: "+f, a...) }
 	plan, err := loadPlan(ctx, o.client, o.namespace, o.Volumes, o.strategy, detect.Options{}, warnf)
 	if err != nil {
@@ -195,6 +197,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 
+	pr.Reporter.Total(len(acting))
 	o.repairAll(ctx, r, plan, acting, outs)
 	pr.Summary(outs, backupDir)
 	if r.Stopped() {
@@ -214,6 +217,7 @@ func (o *Options) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting
 			defer wg.Done()
 			for i := range work {
 				outs[i] = r.RepairVolume(ctx, plan.Volumes[i])
+				r.Printer.Done(plan.Volumes[i].Volume)
 			}
 		}()
 	}

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
 // Printer writes fix's output: the plan, kubectl-style change lines and one
@@ -20,6 +22,30 @@ type Printer struct {
 	Out    io.Writer
 	ErrOut io.Writer
 	Paint  cmdutil.Painter
+	// Reporter shows waits on Longhorn and the n/N count on stderr; every
+	// other line first takes its live line off the screen.
+	Reporter *progress.Reporter
+}
+
+// lock serialises a line and clears the live progress line before it.
+func (p *Printer) lock() {
+	p.mu.Lock()
+	p.Reporter.Clear()
+}
+
+// Done counts one volume of the run finished (nil-safe).
+func (p *Printer) Done(volume string) {
+	if p != nil {
+		p.Reporter.Done(volume)
+	}
+}
+
+// Begin starts a progress report of a wait (nil-safe).
+func (p *Printer) Begin(what string, timeout time.Duration) *progress.Wait {
+	if p == nil {
+		return nil
+	}
+	return p.Reporter.Begin(what, timeout)
 }
 
 // Changed prints `engine.longhorn.io "x" deactivated`, with kubectl's dry-run
@@ -28,7 +54,7 @@ func (p *Printer) Changed(res longhorn.Resource, name, verb string, dry DryRun) 
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
+	p.lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.Out, "%s %q %s%s\n", res.Qualified(), name, verb, dryRunSuffix(dry))
 }
@@ -49,7 +75,7 @@ func (p *Printer) Outcome(o Outcome) {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
+	p.lock()
 	defer p.mu.Unlock()
 	word := string(o.Result)
 	switch {
@@ -77,14 +103,14 @@ func (p *Printer) Progress(format string, args ...any) {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
+	p.lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.ErrOut, format+"\n", args...)
 }
 
 // Plan prints the plan as a table and one "why" line per volume.
 func (p *Printer) Plan(plan *Plan) {
-	p.mu.Lock()
+	p.lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.Out, "Plan for Longhorn %s (%s) in namespace %s, strategy %s:\n", plan.Version, plan.Version.Class(), plan.Namespace, plan.Strategy)
 	tw := tabwriter.NewWriter(p.Out, 0, 4, 2, ' ', 0)
@@ -122,7 +148,7 @@ func actionWord(v Planned) string {
 
 // Summary prints one line that counts the results, on ErrOut.
 func (p *Printer) Summary(outs []Outcome, backupDir string) {
-	p.mu.Lock()
+	p.lock()
 	defer p.mu.Unlock()
 	counts := map[Result]int{}
 	for _, o := range outs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
 // Repairer runs the per-volume pipeline: re-check, backup, act, wait,
@@ -191,9 +192,14 @@ func (r *Repairer) waitVerified(ctx context.Context, p Planned, out Outcome) Out
 	defer tick.Stop()
 	last := ""
 	start := time.Now()
+	wait := r.Printer.Begin(fmt.Sprintf("waiting for volume %q", p.Volume), r.Timeout)
+	defer wait.End()
 	for {
 		vr, err := readVolume(ctx, r.Client, r.Namespace, p.Volume)
-		status := ""
+		status, engines := "", ""
+		if err == nil && vr.found {
+			engines = progress.Engines(p.Volume, vr.state.Engines)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			status = "cannot read the volume: " + err.Error()
@@ -216,8 +222,8 @@ func (r *Repairer) waitVerified(ctx context.Context, p Planned, out Outcome) Out
 				return out
 			}
 		}
-		if status != "" && status != last {
-			r.Printer.Progress("waiting for volume %q: %s", p.Volume, status)
+		if status != "" {
+			wait.Update(status, engines)
 			last = status
 		}
 		select {

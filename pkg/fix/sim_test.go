@@ -163,7 +163,7 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 			contains(t, "stdout", res.Stdout,
 				`engine.longhorn.io "`+old+`" `+tc.verb+"\n",
 				`volume.longhorn.io "vol-bug" repaired: verified: 1 engine(s): `+mig)
-			contains(t, "stderr", res.Stderr, `waiting for volume "vol-bug"`, "Summary: 1 volume(s): 1 repaired")
+			contains(t, "stderr", res.Stderr, `waiting for volume "vol-bug"`, "; engines: ", "Summary: 1 volume(s): 1 repaired")
 			if strings.Contains(res.Stdout, `"`+mig+`" `+tc.verb) {
 				t.Errorf("the survivor %s was written", mig)
 			}
@@ -288,7 +288,11 @@ func TestFixAllInParallel(t *testing.T) {
 		`volume.longhorn.io "vol-1" repaired: verified: 1 engine(s): `+mig1,
 		`volume.longhorn.io "vol-2" repaired: verified: 1 engine(s): `+mig2,
 		`volume.longhorn.io "vol-3" healthy: nothing to do`)
-	contains(t, "stderr", res.Stderr, "Summary: 3 volume(s): 1 healthy, 2 repaired")
+	contains(t, "stderr", res.Stderr, "Summary: 3 volume(s): 1 healthy, 2 repaired",
+		"1/2 volumes done", "2/2 volumes done")
+	if strings.Contains(res.Stdout, "volumes done") || strings.Contains(res.Stdout, "waiting for volume") {
+		t.Errorf("progress on stdout:\n%s", res.Stdout)
+	}
 	e.WaitFor("vol-1 settled", "vol-1", settled(nodeB))
 	e.WaitFor("vol-2 settled", "vol-2", settled(nodeB))
 	e.WaitFor("vol-3 untouched", "vol-3", settled(nodeA))

@@ -16,6 +16,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
 // Config is what a Guard needs; Options builds it from the flags.
@@ -34,6 +35,8 @@ type Config struct {
 	Repairer *fix.Repairer
 	// Parallel bounds the repairs running at the same time.
 	Parallel int
+	// Progress shows each volume waiting to settle (stderr; nil: none).
+	Progress *progress.Reporter
 }
 
 // Guard watches one Longhorn namespace and repairs volumes that stay in the
@@ -66,6 +69,8 @@ type Guard struct {
 	closing  bool
 	inverted []string
 	records  []fix.Outcome
+	progress *progress.Reporter
+	settling map[string]*progress.Wait
 }
 
 // New returns a guard writing events to out and progress to errOut.
@@ -75,6 +80,7 @@ func New(cfg Config, out, errOut *stamper) *Guard {
 		out: out, errOut: errOut,
 		inf: map[string]cache.SharedIndexInformer{}, outage: map[string]bool{}, lists: map[string]int{}, lastVerb: map[string]string{},
 		t: newTracker(cfg.Settle), timers: map[string]*time.Timer{},
+		progress: cfg.Progress, settling: map[string]*progress.Wait{},
 	}
 	if len(cfg.Volumes) > 0 {
 		g.volumes = map[string]bool{}
@@ -288,6 +294,7 @@ func (g *Guard) process(vol string) {
 	if !found {
 		g.mu.Lock()
 		g.t.forget(vol)
+		g.showSettling(vol, nil, step{}, signature{})
 		if tm := g.timers[vol]; tm != nil {
 			tm.Stop()
 			delete(g.timers, vol)
@@ -315,6 +322,7 @@ func (g *Guard) process(vol string) {
 		}
 		g.timers[vol] = time.AfterFunc(w, func() { g.queue.Add(vol) })
 	}
+	g.showSettling(vol, st, s, sig)
 	switch {
 	case s.repair && g.closing:
 		g.t.finished(vol, sig, fix.Outcome{Volume: vol, Result: fix.ResultNotAttempted, Detail: "the guard was stopping"}, now)
@@ -329,6 +337,26 @@ func (g *Guard) process(vol string) {
 	}
 	g.mu.Unlock()
 	hookClassified(g.ns, vol, f, st.Version.String())
+}
+
+// showSettling keeps one progress wait per volume whose repairable state
+// is settling: from when it was first seen, for the settle time, with the
+// volume's engines. Called with g.mu held.
+func (g *Guard) showSettling(vol string, st *longhorn.State, s step, sig signature) {
+	w := g.settling[vol]
+	if sig.empty() || s.repair || s.wait <= 0 || st == nil {
+		if w != nil {
+			w.End()
+			delete(g.settling, vol)
+		}
+		return
+	}
+	since := g.t.since(vol)
+	if w == nil {
+		w = g.progress.BeginAt(fmt.Sprintf("volume %q settling before repair", vol), g.settle, since)
+		g.settling[vol] = w
+	}
+	w.Update("repairs at "+since.Add(g.settle).UTC().Format(TimeFormat)+" if unchanged", progress.Engines(vol, st.Engines))
 }
 
 // minWait is the earlier of two waits, ignoring zeros.

@@ -80,6 +80,11 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 			if _, ok := firstLine(stderr, "Summary: watched namespace "+e.NS); !ok {
 				t.Error("no summary")
 			}
+			// The settle wait is progress: on stderr, with the engines, never on stdout.
+			if _, ok := firstLine(stderr, `volume "vol-bug" settling before repair`, "repairs at", "engines: "); !ok {
+				t.Error("no settling progress line on stderr")
+			}
+			lacks(t, "stdout", res.Stdout, "settling before repair", "waiting for volume")
 			lacks(t, "output", res.Stdout+res.Stderr, "\x1b[")
 
 			log := readFile(t, filepath.Join(dir, fix.ActionLogName))

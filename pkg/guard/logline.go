@@ -22,6 +22,8 @@ type stamper struct {
 	w   io.Writer
 	now func() time.Time
 	buf bytes.Buffer // an incomplete line written through Writer
+	// clear takes a live progress line off the terminal before a line.
+	clear func()
 }
 
 func newStamper(w io.Writer) *stamper { return &stamper{w: w, now: time.Now} }
@@ -46,6 +48,9 @@ func (s *stamper) Printf(format string, args ...any) {
 }
 
 func (s *stamper) writeLocked(t time.Time, line string) {
+	if s.clear != nil {
+		s.clear()
+	}
 	fmt.Fprintf(s.w, "%s %s\n", t.UTC().Format(TimeFormat), line)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
 // Defaults of --for and --settle.
@@ -96,6 +97,8 @@ func (o *Options) Complete(args []string) error {
 func (o *Options) Run(ctx context.Context) error {
 	f := o.Fix
 	out, errOut := newStamper(f.Out), newStamper(f.ErrOut)
+	prog := progress.New(f.ErrOut, cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.ErrOut)))
+	out.clear, errOut.clear = prog.Clear, prog.Clear
 	defer out.Flush()
 	defer errOut.Flush()
 
@@ -122,7 +125,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(exitNoCheck, err)
 	}
 
-	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out))}
+	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
 	r := &fix.Repairer{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
 		Wait: f.Wait, Timeout: f.Timeout, PollInterval: pollInterval(),
@@ -148,7 +151,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 	g := New(Config{
 		Client: o.client, Namespace: o.namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
-		Version: ver, Repairer: r, Parallel: f.Parallel,
+		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog,
 	}, out, errOut)
 	rep, err := g.Run(ctx)
 	if rep != nil {

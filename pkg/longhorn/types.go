@@ -75,6 +75,7 @@ type KubernetesStatus struct {
 	PVName          string           `json:"pvName,omitempty"`
 	PVCName         string           `json:"pvcName,omitempty"`
 	Namespace       string           `json:"namespace,omitempty"`
+	LastPodRefAt    string           `json:"lastPodRefAt,omitempty"`
 	WorkloadsStatus []WorkloadStatus `json:"workloadsStatus,omitempty"`
 }
 

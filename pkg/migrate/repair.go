@@ -63,7 +63,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: fix.DryRunNone,
 		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
 		PendingThreshold: detect.DefaultPendingThreshold, Backup: b,
-		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut},
+		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
 	}
 	p, err := r.Plan(ctx, s.vol)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
 // session is one run of a migrate subcommand: the client, the Longhorn
@@ -27,10 +28,14 @@ type session struct {
 	t0    time.Time
 	// forceWarned: the --force warning is printed once per run.
 	forceWarned bool
+	// progress shows the waits on stderr: live on a terminal, plain lines
+	// otherwise; every other line clears it first.
+	progress *progress.Reporter
 }
 
 func newSession(ctx context.Context, o *Options) (*session, error) {
-	s := &session{o: o, c: o.client, ns: o.namespace, vol: o.Volume, t0: time.Now()}
+	s := &session{o: o, c: o.client, ns: o.namespace, vol: o.Volume, t0: time.Now(),
+		progress: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor("auto", o.ErrOut)))}
 	v, src, err := inventory.ReadVersion(ctx, s.c, s.ns)
 	if err != nil {
 		return nil, cmdutil.WithCode(ExitNoCheck, err)
@@ -66,6 +71,7 @@ func noCheck(err error) error {
 
 // infof prints progress to stderr.
 func (s *session) infof(format string, args ...any) {
+	s.progress.Clear()
 	fmt.Fprintf(s.o.ErrOut, format+"\n", args...)
 }
 

@@ -29,20 +29,9 @@ type snapshot struct {
 	read     time.Time
 }
 
-// kubernetesStatus is the part of volume.status.kubernetesStatus that tells
-// whether a pod uses the volume. Longhorn's kubernetes-pv controller keeps it.
-type kubernetesStatus struct {
-	PVName          string `json:"pvName"`
-	PVCName         string `json:"pvcName"`
-	Namespace       string `json:"namespace"`
-	LastPodRefAt    string `json:"lastPodRefAt"`
-	WorkloadsStatus []struct {
-		PodName      string `json:"podName"`
-		PodStatus    string `json:"podStatus"`
-		WorkloadName string `json:"workloadName"`
-		WorkloadType string `json:"workloadType"`
-	} `json:"workloadsStatus"`
-}
+// kubernetesStatus tells whether a pod uses the volume. Longhorn's
+// kubernetes-pv controller keeps it.
+type kubernetesStatus = longhorn.KubernetesStatus
 
 // notFoundError is a volume (or node) that does not exist.
 type notFoundError struct{ kind, name, ns string }
@@ -64,14 +53,7 @@ func readSnapshot(ctx context.Context, c *inventory.Client, ns, vol string, ver 
 	if err := json.Unmarshal(raw, &s.volume); err != nil {
 		return nil, fmt.Errorf("decoding volume %q: %w", vol, err)
 	}
-	var ks struct {
-		Status struct {
-			KubernetesStatus kubernetesStatus `json:"kubernetesStatus"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal(raw, &ks); err == nil {
-		s.kube = ks.Status.KubernetesStatus
-	}
+	s.kube = s.volume.Status.KubernetesStatus
 
 	sel := longhorn.VolumeLabel + "=" + vol
 	engines, err := inventory.ListAll[longhorn.Engine](ctx, c, longhorn.Engines, ns, sel, 0)

@@ -288,12 +288,7 @@ func TestStartChecks(t *testing.T) {
 
 func TestWorkloadUsage(t *testing.T) {
 	s := snapOf(t, fixture.Healthy("v1.4.3", "vol"))
-	s.kube.WorkloadsStatus = append(s.kube.WorkloadsStatus, struct {
-		PodName      string `json:"podName"`
-		PodStatus    string `json:"podStatus"`
-		WorkloadName string `json:"workloadName"`
-		WorkloadType string `json:"workloadType"`
-	}{PodName: "virt-launcher-vm1-abcde", PodStatus: "Running"})
+	s.kube.WorkloadsStatus = append(s.kube.WorkloadsStatus, longhorn.WorkloadStatus{PodName: "virt-launcher-vm1-abcde", PodStatus: "Running"})
 	if got := s.inUseByPods(); len(got) != 1 || !strings.Contains(got[0], "virt-launcher") {
 		t.Errorf("inUseByPods = %v", got)
 	}

@@ -8,11 +8,8 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
-
-// heartbeat repeats an unchanged progress line this often, so a long wait
-// still shows it is alive.
-const heartbeat = 30 * time.Second
 
 // errInterrupted is a wait cut short by Ctrl-C or SIGTERM.
 var errInterrupted = errors.New("interrupted")
@@ -53,7 +50,9 @@ type pollResult struct {
 func (s *session) poll(ctx context.Context, timeout time.Duration, what string, cond func(*snapshot) pollResult) (*snapshot, error) {
 	start := time.Now()
 	deadline := start.Add(timeout)
-	last, lastAt := "", time.Time{}
+	last := ""
+	wait := s.progress.Begin("waiting for "+what, timeout)
+	defer wait.End()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	ended := func() error {
@@ -69,7 +68,10 @@ func (s *session) poll(ctx context.Context, timeout time.Duration, what string, 
 		case <-timer.C:
 		}
 		snap, err := s.read(ctx)
-		var status string
+		var status, engines string
+		if err == nil {
+			engines = progress.Engines(s.vol, snap.engines)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, ended()
@@ -88,10 +90,8 @@ func (s *session) poll(ctx context.Context, timeout time.Duration, what string, 
 			status = r.status
 		}
 		now := time.Now()
-		if status != last || now.Sub(lastAt) >= heartbeat {
-			s.infof("  [%5s] %s", now.Sub(start).Round(time.Second), status)
-			last, lastAt = status, now
-		}
+		wait.Update(status, engines)
+		last = status
 		if !now.Before(deadline) {
 			return snap, &timeoutError{what: what, after: timeout, last: last}
 		}

@@ -85,7 +85,7 @@ func TestScanBundle(t *testing.T) {
 			}
 			for _, want := range [][]string{
 				{"pvc-logonly", "SyncErrorInLogs", "warning", "none", "longhorn-manager logged"},
-				{"pvc-stuck", "MultipleActiveEngines", "critical", "pvc-stuck-e-bbbb2222", "pvc-stuck-e-aaaa1111", "deactivate"},
+				{"pvc-stuck", "MultipleActiveEngines", "critical", "e-bbbb2222@node-b", "e-aaaa1111@node-a", "deactivate"},
 			} {
 				if !offRowHas(lines, want...) {
 					t.Errorf("no row with %q:\n%s", want, r.Stdout)

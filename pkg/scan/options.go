@@ -31,6 +31,9 @@ type Options struct {
 	// instead of the cluster (offline.go).
 	Bundle    string
 	Filenames []string
+	// Describe prints a block per named volume instead of the table
+	// (`describe`); it needs at least one volume.
+	Describe bool
 
 	namespace string
 	client    *inventory.Client
@@ -70,6 +73,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.validateOffline(); err != nil {
 		return err
+	}
+	if o.Describe && o.Output != "table" {
+		return fmt.Errorf("describe has no -o: use scan -o json|yaml for a report")
 	}
 	if o.ChunkSize <= 0 {
 		return fmt.Errorf("--chunk-size must be positive")
@@ -113,17 +119,34 @@ func (o *Options) Run(ctx context.Context) error {
 func (o *Options) print(st *longhorn.State, res detect.Result, source string, incomplete []string) error {
 	r := NewReport(st, res, source)
 	r.Incomplete = incomplete
+	if o.Describe {
+		p := cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))
+		if err := Describe(o.Out, st, res, o.Volumes, p); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+		}
+		if err := incompleteError(r, incomplete); err != nil {
+			return err
+		}
+		if r.NeedsAttention() {
+			return cmdutil.Silent(cmdutil.ExitFindings)
+		}
+		return nil
+	}
 	structured := o.Output == "json" || o.Output == "yaml" || o.Output == "name"
 	p := cmdutil.NewPainter(!structured && cmdutil.UseColor(o.Color, o.Out))
-	if err := Print(o.Out, r, o.Output, o.NoHeaders, p); err != nil {
+	if err := Print(o.Out, r, o.Output, o.NoHeaders, p, cmdutil.TerminalWidth(o.Out)); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
-	if len(incomplete) > 0 {
-		return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("the check is incomplete, the report covers only what could be read (%d volume(s)): %s",
-			r.Summary.Volumes, strings.Join(incomplete, "; ")))
+	if err := incompleteError(r, incomplete); err != nil {
+		return err
 	}
 	if !structured {
-		fmt.Fprintln(o.ErrOut, r.SummaryLine())
+		line := r.SummaryLine()
+		if r.Summary.Findings == 0 {
+			// Healthy is green, on stderr's own terminal test.
+			line = cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.ErrOut)).Green(line)
+		}
+		fmt.Fprintln(o.ErrOut, line)
 	}
 	if r.NeedsAttention() {
 		return cmdutil.Silent(cmdutil.ExitFindings)
@@ -133,3 +156,13 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 
 // Client exposes the client for completion helpers.
 func (o *Options) Client() *inventory.Client { return o.client }
+
+// incompleteError is exit 2 naming what could not be read, or nil when the
+// check covered all of its input.
+func incompleteError(r *Report, incomplete []string) error {
+	if len(incomplete) == 0 {
+		return nil
+	}
+	return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("the check is incomplete, the report covers only what could be read (%d volume(s)): %s",
+		r.Summary.Volumes, strings.Join(incomplete, "; ")))
+}

@@ -16,11 +16,15 @@ import (
 // OutputFormats are the values of -o.
 var OutputFormats = []string{"table", "wide", "json", "yaml", "name"}
 
-// Print writes the report in format to out. Colour applies to table and wide only.
-func Print(out io.Writer, r *Report, format string, noHeaders bool, p cmdutil.Painter) error {
+// Print writes the report in format to out. Colour applies to table and
+// wide only; width is the terminal's column count (0: no limit), which only
+// the default table fits itself to.
+func Print(out io.Writer, r *Report, format string, noHeaders bool, p cmdutil.Painter, width int) error {
 	switch format {
-	case "", "table", "wide":
-		return printTable(out, r, format == "wide", noHeaders, p)
+	case "", "table":
+		return printTable(out, r, noHeaders, p, width)
+	case "wide":
+		return printWide(out, r, noHeaders, p)
 	case "json":
 		b, err := json.MarshalIndent(r, "", "    ")
 		if err != nil {
@@ -58,34 +62,74 @@ func Print(out io.Writer, r *Report, format string, noHeaders bool, p cmdutil.Pa
 	return fmt.Errorf("unknown output format %q", format)
 }
 
-func printTable(out io.Writer, r *Report, wide, noHeaders bool, p cmdutil.Painter) error {
+// printTable is the default view: one short row per finding that fits the
+// terminal. Engines show as suffix@node (the VOLUME column names the
+// volume), the reason is cut to what is left of the line, and when even
+// that does not fit the PVC/VM and node names give way (docs/scan-report.md
+// "Table"). -o wide and describe keep every detail.
+func printTable(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter, width int) error {
 	if len(r.Findings) == 0 {
 		// Like kubectl's "No resources found": the summary on stderr says it.
 		return nil
 	}
 	t := &table{}
-	logs := wide && strings.HasPrefix(r.Source, "bundle:") // log evidence exists only in bundles
-	if !noHeaders {
-		h := []string{"VOLUME", "FINDING", "SEVERITY", "KEEP", "STALE", "ACTION"}
-		if wide {
-			h = append(h, "NODE", "CURRENT-NODE", "MIGRATION-NODE", "ENGINES", "REPLICAS-ACTIVE")
-		}
-		if logs {
-			h = append(h, "LOGS")
-		}
-		t.add(nil, append(h, "WHY")...)
-	}
+	t.column("VOLUME", nil)
+	cUser := t.column("PVC/VM", truncate)
+	t.column("FINDING", nil)
+	t.column("SEVERITY", nil)
+	cKeep := t.column("KEEP", shrinkEngines)
+	cStale := t.column("STALE", shrinkEngines)
+	t.column("ACTION", nil)
+	cWhy := t.column("REASON", truncate)
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		row := []string{f.Volume, string(f.Type), string(f.Severity), dash(f.Keep), dash(strings.Join(f.Stale, ",")), string(f.Action)}
-		paint := make([]func(string) string, len(row))
-		paint[2] = severityColor(p, f.Severity)
-		paint[5] = actionColor(p, f.Action)
-		if wide {
-			ev := &f.Evidence
-			row = append(row, dash(ev.NodeID), dash(ev.CurrentNodeID), dash(migrationNode(ev)), dash(engineList(ev)), replicaCount(ev))
-			paint = append(paint, nil, nil, nil, nil, nil)
+		keep := engineAt(f, f.Keep)
+		stale := make([]string, len(f.Stale))
+		for j, n := range f.Stale {
+			stale[j] = engineAt(f, n)
 		}
+		t.row([]string{f.Volume, dash(usedBy(f.Evidence.Kubernetes)), string(f.Type), string(f.Severity),
+			dash(keep), dash(strings.Join(stale, ",")), string(f.Action), shortReason(f)},
+			[]func(string) string{nil, nil, nil, severityColor(p, f.Severity), nil, nil, actionColor(p, f.Action), p.Faint})
+	}
+	// What gives way first when the terminal is narrow: the reason (read it
+	// in describe), then the PVC/VM down to a recognisable stub, then the
+	// node names of KEEP and STALE, then the PVC/VM altogether.
+	t.steps = []shrinkStep{
+		{col: cWhy, min: 16, drop: true},
+		{col: cUser, min: 12},
+		{col: cKeep, min: engineMin(t.cols[cKeep].cells)},
+		{col: cStale, min: engineMin(t.cols[cStale].cells)},
+		{col: cUser, min: 8, drop: true},
+	}
+	return t.write(out, width, !noHeaders)
+}
+
+// printWide keeps every detail on one line per finding, like kubectl's
+// -o wide: it is not cut to the terminal.
+func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) error {
+	if len(r.Findings) == 0 {
+		return nil
+	}
+	t := &table{}
+	logs := strings.HasPrefix(r.Source, "bundle:") // log evidence exists only in bundles
+	for _, h := range []string{"VOLUME", "PVC", "WORKLOAD", "FINDING", "SEVERITY", "KEEP", "STALE", "ACTION",
+		"NODE", "CURRENT-NODE", "MIGRATION-NODE", "ENGINES", "REPLICAS-ACTIVE"} {
+		t.column(h, nil)
+	}
+	if logs {
+		t.column("LOGS", nil)
+	}
+	t.column("WHY", nil)
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		ev := &f.Evidence
+		row := []string{f.Volume, dash(pvcOf(ev.Kubernetes)), dash(workloadOf(ev.Kubernetes)), string(f.Type), string(f.Severity),
+			dash(f.Keep), dash(strings.Join(f.Stale, ",")), string(f.Action),
+			dash(ev.NodeID), dash(ev.CurrentNodeID), dash(migrationNode(ev)), dash(engineList(ev)), replicaCount(ev)}
+		paint := make([]func(string) string, len(row))
+		paint[4] = severityColor(p, f.Severity)
+		paint[7] = actionColor(p, f.Action)
 		if logs {
 			row = append(row, logColumn(f.Evidence.Logs))
 			paint = append(paint, nil)
@@ -94,9 +138,98 @@ func printTable(out io.Writer, r *Report, wide, noHeaders bool, p cmdutil.Painte
 		if f.Age != nil && f.Type == detect.TypePendingCleanup {
 			why = "(" + f.Age.Round(1e9).String() + ") " + why
 		}
-		t.add(append(paint, nil), append(row, why)...)
+		t.row(append(row, why), append(paint, nil))
 	}
-	return t.write(out)
+	return t.write(out, 0, !noHeaders)
+}
+
+// shortReason is the part of a finding's reason the table has room for:
+// for a refused repair what failed, for a repair what it does; the whole
+// reason is in -o wide, describe and JSON.
+func shortReason(f *detect.Finding) string {
+	why := f.Reason
+	if f.Type == detect.TypeMultipleActiveEngines {
+		if c := f.FirstFailed(); c != nil && c.Failure != "" {
+			why = c.Failure
+		} else if _, decision, ok := strings.Cut(f.Reason, `second active engine"; `); ok {
+			// What comes before repeats what FINDING says.
+			why = decision
+		}
+	}
+	if f.Age != nil && f.Type == detect.TypePendingCleanup {
+		why = "(" + f.Age.Round(1e9).String() + ") " + why
+	}
+	// Engines as the KEEP and STALE columns name them.
+	return strings.ReplaceAll(why, f.Volume+"-e-", "e-")
+}
+
+// engineAt renders an engine of the finding as suffix@node
+// ("e-1cd53c57@harvester-node-2").
+func engineAt(f *detect.Finding, name string) string {
+	if name == "" {
+		return ""
+	}
+	short := engineSuffix(f.Volume, name)
+	for _, e := range f.Evidence.Engines {
+		if e.Name == name && e.NodeID != "" {
+			return short + "@" + e.NodeID
+		}
+	}
+	return short
+}
+
+// engineSuffix drops the volume name Longhorn puts in front of an engine's.
+func engineSuffix(vol, name string) string {
+	if s, ok := strings.CutPrefix(name, vol+"-"); ok && s != "" {
+		return s
+	}
+	return name
+}
+
+// usedBy is the PVC/VM cell: the Harvester VM when a VM's pod uses the
+// volume, else the PVC bound to it.
+func usedBy(k *detect.KubernetesEvidence) string {
+	switch {
+	case k == nil:
+		return ""
+	case k.VM() != "":
+		return "vm/" + k.VM()
+	case k.PVCName != "":
+		return "pvc/" + k.PVCName
+	}
+	return ""
+}
+
+func pvcOf(k *detect.KubernetesEvidence) string {
+	if k == nil || k.PVCName == "" {
+		return ""
+	}
+	if k.Namespace == "" {
+		return k.PVCName
+	}
+	return k.Namespace + "/" + k.PVCName
+}
+
+// workloadOf lists the workloads (type/name) using the volume.
+func workloadOf(k *detect.KubernetesEvidence) string {
+	if k == nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range k.Workloads {
+		s := w.WorkloadName
+		if s == "" {
+			s = "pod/" + w.PodName
+		} else if w.WorkloadType != "" {
+			s = w.WorkloadType + "/" + s
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func migrationNode(ev *detect.Evidence) string {
@@ -142,7 +275,7 @@ func severityColor(p cmdutil.Painter, s detect.Severity) func(string) string {
 	case detect.SeverityWarning:
 		return p.Yellow
 	}
-	return p.Cyan
+	return p.Green
 }
 
 func actionColor(p cmdutil.Painter, a detect.Action) func(string) string {

@@ -69,12 +69,12 @@ func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
 	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
 	r := decode(t, res.Stdout)
 	want := map[string]string{
-		"diverged": "current node known and equal to spec.nodeID",
-		"norun":    "one running engine on the current node",
-		"faulted":  "robustness usable",
+		"diverged": "status.currentNodeID node-a differs from spec.nodeID node-b",
+		"norun":    "the engine on the current node, is not serving I/O",
+		"faulted":  `status.robustness is "faulted"`,
 	}
 	for _, f := range r.Findings {
-		if f.Action != detect.ActionNone || !strings.Contains(f.Reason, "not safe to repair: "+want[f.Volume]) {
+		if f.Action != detect.ActionNone || !strings.Contains(f.Reason, "not safe to repair because ") || !strings.Contains(f.Reason, want[f.Volume]) {
 			t.Errorf("%s: want refusal naming %q, got %s: %s", f.Volume, want[f.Volume], f.Action, f.Reason)
 		}
 	}

@@ -1,0 +1,110 @@
+package scan_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
+)
+
+const (
+	vmVolume    = "pvc-7b120d60-1577-4716-be5a-62348271025a" // repairable, used by a VM
+	refused4827 = "pvc-0c9f1f3e-6a55-4f0d-9d7c-3e2b8f4a1d22" // refused: spec.nodeID empty
+	pendingVol  = "pvc-3d4e5f60-7182-4a3b-9c8d-0e1f2a3b4c5d"
+)
+
+func describeReal(t *testing.T, version string, logs map[string]detect.LogEvidence, names ...string) string {
+	t.Helper()
+	st := realState(t, version)
+	res := detect.Classify(st, detect.Options{})
+	detect.AttachLogs(st, &res, logs, detect.Options{})
+	var b bytes.Buffer
+	if err := scan.Describe(&b, st, res, names, cmdutil.NewPainter(false)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestDescribeGolden(t *testing.T) {
+	first := time.Date(2026, 12, 2, 21, 4, 5, 0, time.UTC)
+	logs := map[string]detect.LogEvidence{vmVolume: {Count: 42, FirstSeen: first, LastSeen: first.Add(90 * time.Minute),
+		Message: "BUG: found the second active engine x besides y", Files: []string{"logs/longhorn-system/longhorn-manager-abcde/longhorn-manager.log"}}}
+	for _, tc := range []struct {
+		file, version string
+		logs          map[string]detect.LogEvidence
+		names         []string
+	}{
+		{"describe-v1.4.3.golden", "v1.4.3", logs, []string{vmVolume, refused4827, pendingVol}},
+		{"describe-v1.5.1.golden", "v1.5.1", nil, []string{vmVolume}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			got := describeReal(t, tc.version, tc.logs, tc.names...)
+			golden(t, tc.file, got)
+		})
+	}
+}
+
+// What a person needs from describe is there, in words: every precondition
+// marked, what failed, the decision and the command.
+func TestDescribeSaysWhatAndHow(t *testing.T) {
+	out := describeReal(t, "v1.4.3", nil, refused4827)
+	for _, want := range []string{
+		"✗ current node is known and equals spec.nodeID",
+		"spec.nodeID is empty: Longhorn does not process this volume's engines (longhorn#4827)",
+		"✓ Longhorn version is known",
+		"Decision:                       no repair: spec.nodeID is empty",
+		"PVC:                            databases/data-postgres-0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+	out = describeReal(t, "v1.4.3", nil, vmVolume)
+	for _, want := range []string{
+		"Repair:                         kubectl longhorn-engines fix " + vmVolume + " -n longhorn-system",
+		"Used by:                        VirtualMachineInstance/vm-ubuntu-01",
+		"Decision:                       deactivate",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "✗") {
+		t.Errorf("a repairable volume shows a failed precondition:\n%s", out)
+	}
+	out = describeReal(t, "v1.5.1", nil, vmVolume)
+	if !strings.Contains(out, "Attachment tickets:") || !strings.Contains(out, "Decision:                       delete") {
+		t.Errorf("1.5.1: no tickets or not a delete:\n%s", out)
+	}
+}
+
+// Through the command: a healthy volume, a stuck one, an unknown one.
+func TestDescribeCommand(t *testing.T) {
+	ctx := reset(t)
+	objs := fixture.Nodes().Add(fixture.Healthy("v1.4.3", "fine")).Add(fixture.TwoActiveEngines("v1.4.3", "stuck"))
+	if err := fixture.Create(ctx, cluster, objs); err != nil {
+		t.Fatal(err)
+	}
+	res := clitest.Run(ctx, cluster.KubeconfigPath(), "describe", "fine")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "Finding:                        none") || !strings.Contains(res.Stdout, "current") {
+		t.Errorf("healthy volume: want exit 0 and no finding:\n%s", res)
+	}
+	res = clitest.Run(ctx, cluster.KubeconfigPath(), "describe", "stuck", "fine", "--color", "never")
+	if res.Code != 1 || strings.Count(res.Stdout, "Name:") != 2 || !strings.Contains(res.Stdout, "kubectl longhorn-engines fix stuck -n longhorn-system") {
+		t.Errorf("stuck volume: want exit 1, two blocks and the fix command:\n%s", res)
+	}
+	res = clitest.Run(ctx, cluster.KubeconfigPath(), "describe", "nope")
+	if res.Code != 2 || res.Stdout != "" || !strings.HasPrefix(res.Stderr, "error: ") {
+		t.Errorf("unknown volume: want exit 2, one error line:\n%s", res)
+	}
+	res = clitest.Run(ctx, cluster.KubeconfigPath(), "describe")
+	if res.Code == 0 {
+		t.Errorf("describe without a volume succeeded:\n%s", res)
+	}
+}
