@@ -89,14 +89,14 @@ func buildIndex(rel release, plats []string, created time.Time) (v1.ImageIndex, 
 	lbl := labels(rel, created)
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, plat := range plats {
-		os, arch, _ := strings.Cut(plat, "/")
-		img, err := buildImage(rel.Binaries[plat], os, arch, lbl, created)
+		goos, goarch, _ := strings.Cut(plat, "/")
+		img, err := buildImage(rel.Binaries[plat], goos, goarch, lbl, created)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", plat, err)
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
 			Add:        img,
-			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: os, Architecture: arch}},
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: goos, Architecture: goarch}},
 		})
 	}
 	return mutate.Annotations(idx, lbl).(v1.ImageIndex), nil

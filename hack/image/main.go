@@ -2,7 +2,7 @@
 // goreleaser put in dist/, without a Docker daemon and without pulling a base
 // image, and checks an image it built:
 //
-//	go run . build  -dist ../../dist -o ../../bin/image [-platforms linux/amd64,linux/arm64] [-push REF]
+//	go run . build  -dist ../../dist -layout ../../bin/image [-platforms linux/amd64,linux/arm64] [-push REF]
 //	go run . verify -dist ../../dist -layout ../../bin/image [-platforms linux/amd64]
 //
 // The image is an OCI image index with one image per platform. Each image
@@ -109,7 +109,7 @@ func readRelease(dist string) (release, error) {
 	return r, nil
 }
 
-// platformsFlag is the platforms asked for, each of which must have a binary.
+// platforms are the platforms of list, each of which must have a binary.
 func (r release) platforms(list string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(list, ",") {
