@@ -105,7 +105,7 @@ func (c *ConfigMapBackup) Save(ctx context.Context, volume, path, dir string) (s
 	}
 	name := "longhorn-engines-" + c.RunID + "-" + strings.TrimSuffix(filepath.Base(path), ".yaml")
 	if len(name) > validation.DNS1123SubdomainMaxLength {
-		name = name[:validation.DNS1123SubdomainMaxLength]
+		name = strings.TrimRight(name[:validation.DNS1123SubdomainMaxLength], "-.")
 	}
 	labels := map[string]string{LabelManagedBy: ManagedBy, LabelRunID: c.RunID}
 	if len(validation.IsValidLabelValue(volume)) == 0 {
