@@ -36,7 +36,7 @@ func runBuild(args []string) error {
 	}
 	created, err := time.Parse(time.RFC3339, rel.Date)
 	if err != nil {
-		return fmt.Errorf("commit date in dist/metadata.json: %w", err)
+		return fmt.Errorf("date in dist/metadata.json: %w", err)
 	}
 	idx, err := buildIndex(rel, plats, created.UTC())
 	if err != nil {

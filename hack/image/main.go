@@ -9,8 +9,9 @@
 // has no base: one layer with the static binary at /usr/local/bin and an
 // /etc/passwd and /etc/group that name the numeric non-root user it runs as
 // (65532, as distroless' nonroot), the binary as entrypoint and the OCI
-// labels source, version, revision and created. Every timestamp is the
-// commit's, so one commit gives the same digests.
+// labels source, version, revision and created. Every timestamp is the date
+// goreleaser recorded in dist/metadata.json, so one goreleaser run gives the
+// same digests however often the image is built from it.
 //
 // build writes an OCI image layout (a folder; index.json names the index
 // with the tag as org.opencontainers.image.ref.name) and, with -push, also
@@ -64,7 +65,7 @@ type release struct {
 	Tag      string
 	Version  string
 	Commit   string
-	Date     string            // commit date, RFC 3339
+	Date     string            // goreleaser's run date, RFC 3339
 	Binaries map[string]string // "linux/amd64" -> path
 }
 
