@@ -47,14 +47,15 @@ fuzz:
 
 # --- Release and ecosystem -------------------------------------------------
 # Pinned tools build from the Go module proxy into bin/tools, from their own
-# modules (hack/tools, hack/tools/krew) so the project's go.mod stays clean.
+# modules (hack/tools, hack/tools/krew, hack/image) so the project's go.mod stays clean.
 TOOLS_DIR     := bin/tools
 GORELEASER    := $(TOOLS_DIR)/goreleaser
 GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint
 KREW          := $(TOOLS_DIR)/kubectl-krew
 VALIDATE_KREW := $(TOOLS_DIR)/validate-krew-manifest
+IMAGE_TOOL    := $(TOOLS_DIR)/image
 
-tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW)
+tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW) $(IMAGE_TOOL)
 
 $(GORELEASER): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(CURDIR)/$@ github.com/goreleaser/goreleaser/v2
@@ -111,7 +112,6 @@ krew-index:
 # image-check builds this machine's platform from the snapshot of
 # release-check and checks it.
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
-IMAGE_TOOL      := bin/tools/image
 
 $(IMAGE_TOOL): hack/image/go.mod hack/image/go.sum $(wildcard hack/image/*.go)
 	cd hack/image && $(GO) build -o $(CURDIR)/$@ .
