@@ -6,7 +6,7 @@ PKGS     := ./...
 TEST_TIMEOUT ?= 25m
 
 .PHONY: all build demo sim test longhorn-controllers test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean \
-	tools release-check release-snapshot krew-check
+	tools release-check release-snapshot krew-check krew-index image image-check
 
 all: build
 
@@ -55,14 +55,15 @@ fuzz:
 
 # --- Release and ecosystem -------------------------------------------------
 # Pinned tools build from the Go module proxy into bin/tools, from their own
-# modules (hack/tools, hack/tools/krew) so the project's go.mod stays clean.
+# modules (hack/tools, hack/tools/krew, hack/image) so the project's go.mod stays clean.
 TOOLS_DIR     := bin/tools
 GORELEASER    := $(TOOLS_DIR)/goreleaser
 GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint
 KREW          := $(TOOLS_DIR)/kubectl-krew
 VALIDATE_KREW := $(TOOLS_DIR)/validate-krew-manifest
+IMAGE_TOOL    := $(TOOLS_DIR)/image
 
-tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW)
+tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW) $(IMAGE_TOOL)
 
 $(GORELEASER): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(CURDIR)/$@ github.com/goreleaser/goreleaser/v2
@@ -92,6 +93,7 @@ tidy-check:
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/tools/krew && $(GO) mod tidy -diff
+	cd hack/image && $(GO) mod tidy -diff
 
 # goreleaser check + a snapshot archive of this machine's target in dist/.
 release-check: $(GORELEASER)
@@ -105,6 +107,29 @@ release-snapshot: $(GORELEASER)
 # installed with krew into a temporary KREW_ROOT.
 krew-check: $(KREW) $(VALIDATE_KREW)
 	TOOLS=$(TOOLS_DIR) ./hack/krew-check.sh
+
+# The custom index's manifest for release TAG, from every archive in dist/
+# (krew-index/README.md).
+krew-index:
+	@[ -n "$(TAG)" ] || { echo "error: make krew-index TAG=vX.Y.Z" >&2; exit 1; }
+	$(GO) run ./hack/krew-manifest -tag $(TAG) -dist dist -o krew-index/plugins/longhorn-engines.yaml
+
+# The container image (hack/image, its own module): an OCI image index with
+# one image per platform from goreleaser's binaries in dist/, written to
+# bin/image as an OCI layout; PUSH=ghcr.io/...:vX.Y.Z also pushes it.
+# image-check builds this machine's platform from the snapshot of
+# release-check and checks it.
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+
+$(IMAGE_TOOL): hack/image/go.mod hack/image/go.sum $(wildcard hack/image/*.go)
+	cd hack/image && $(GO) build -o $(CURDIR)/$@ .
+
+image: $(IMAGE_TOOL)
+	$(IMAGE_TOOL) build -dist dist -layout bin/image -platforms $(IMAGE_PLATFORMS) $(if $(PUSH),-push $(PUSH))
+
+image-check: $(IMAGE_TOOL)
+	$(IMAGE_TOOL) build -dist dist -layout bin/image -platforms linux/$$($(GO) env GOARCH)
+	$(IMAGE_TOOL) verify -dist dist -layout bin/image -platforms linux/$$($(GO) env GOARCH)
 
 clean:
 	rm -rf bin dist

@@ -6,14 +6,18 @@
 #   2. the review rules krew's validator leaves out: short description of at
 #      most 50 characters, description and caveats within 80 columns;
 #   3. krew's own validate-krew-manifest (structure, platforms, selectors);
-#   4. a custom index as docs/install.md describes (a git repository with
-#      plugins/longhorn-engines.yaml), added with `kubectl krew index add`
-#      and read back with `kubectl krew info`;
-#   5. for each archive built: `kubectl krew install --manifest --archive`
-#      into a temporary KREW_ROOT as that platform, LICENSE and the completion
-#      shim installed; on this machine's platform also `kubectl longhorn-engines
-#      version` and, after the copy step the caveats give, tab completion
-#      through kubectl; then `kubectl krew uninstall`.
+#   4. a custom index as docs/install.md describes: a git repository made
+#      from krew-index/ (what the index repository holds) with the rendered
+#      plugins/longhorn-engines.yaml, its archive URIs pointed from GitHub's
+#      release download folder to dist/ served on 127.0.0.1 (krew downloads
+#      over HTTP; nothing else in the manifest changes), added with
+#      `kubectl krew index add` and read back with `kubectl krew info`;
+#   5. for each archive built: `kubectl krew install longhorn-engines/longhorn-engines`
+#      from that index into a temporary KREW_ROOT as that platform (krew
+#      downloads the archive and checks its sha256), LICENSE and the
+#      completion shim installed; on this machine's platform also `kubectl
+#      longhorn-engines version` and, after the copy step the caveats give,
+#      tab completion through kubectl; then `kubectl krew uninstall`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,11 +51,25 @@ host_arch=$(go env GOARCH)
 shopt -s nullglob
 archives=(dist/kubectl-longhorn-engines_"${tag}"_*.tar.gz)
 [ ${#archives[@]} -gt 0 ] || { echo "error: no archive for $tag in dist/" >&2; exit 1; }
-# A local custom index, as a user adds ours (cloned by krew, offline here).
+# The release archives served as GitHub would serve them, on loopback.
+go build -o bin/serve-dir ./hack/serve-dir
 index=$(mktemp -d)
-trap 'rm -rf "$index"' EXIT
-mkdir "$index/plugins"
-cp "$manifest" "$index/plugins/longhorn-engines.yaml"
+rm -f bin/krew/url
+bin/serve-dir -dir dist -url-file bin/krew/url &
+server=$!
+trap 'kill "$server" 2>/dev/null || true; rm -rf "$index"' EXIT
+for _ in $(seq 100); do [ -s bin/krew/url ] && break; sleep 0.1; done
+[ -s bin/krew/url ] || { echo "error: the archive server did not start" >&2; exit 1; }
+base=$(cat bin/krew/url)
+release_url="https://github.com/longhorn-engines/kubectl-longhorn-engines/releases/download/$tag/"
+# A local custom index, as a user adds ours (cloned by krew, offline here).
+cp -R krew-index/. "$index/"
+mkdir -p "$index/plugins"
+sed "s|uri: $release_url|uri: $base|" "$manifest" >"$index/plugins/longhorn-engines.yaml"
+if [ "$(grep -c "uri: $base" "$index/plugins/longhorn-engines.yaml")" != "$(grep -c 'uri: ' "$manifest")" ]; then
+	echo "error: not every archive URI in $manifest starts with $release_url" >&2
+	exit 1
+fi
 git -C "$index" init -q
 git -C "$index" add plugins
 git -C "$index" -c user.name=krew-check -c user.email=krew-check@localhost commit -qm "longhorn-engines $tag"
@@ -68,12 +86,12 @@ for archive in "${archives[@]}"; do
 	platform=${platform%.tar.gz}
 	os=${platform%_*}
 	arch=${platform#*_}
-	echo "--- krew index add + kubectl krew install --manifest --archive ($os/$arch)"
+	echo "--- kubectl krew index add + kubectl krew install longhorn-engines/longhorn-engines ($os/$arch)"
 	root=$(mktemp -d)
 	log=$root.log
 	if ! { krew "$root" "$os" "$arch" index add longhorn-engines "$index" &&
 		krew "$root" "$os" "$arch" info longhorn-engines/longhorn-engines | grep -x "VERSION: $tag" >/dev/null &&
-		krew "$root" "$os" "$arch" install --manifest="$manifest" --archive="$archive"; } >"$log" 2>&1; then
+		krew "$root" "$os" "$arch" install longhorn-engines/longhorn-engines; } >"$log" 2>&1; then
 		cat "$log"
 		echo "error: krew could not add the index or install $archive" >&2
 		exit 1

@@ -115,6 +115,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `"none" changes the cluster; "client" prints the plan and the changes only; "server" sends the writes with dryRun so the server validates them without persisting`)
 	f.StringVar(&o.Strategy, "strategy", o.Strategy, "auto (deactivate on 1.3/1.4, delete on 1.5.0/1.5.1), deactivate, or delete (1.5.0/1.5.1 only)")
 	f.StringVar(&o.BackupDir, "backup-dir", "", "Folder for the YAML backups and actions.log (default: a new longhorn-engines-fix-<time> folder in the working directory)")
+	f.StringVar(&o.BackupTo, "backup-to", o.BackupTo, `"dir": backups and actions.log in --backup-dir only; "configmap": also, before each repair's write, one ConfigMap per repaired volume in the Longhorn namespace with its objects' YAML and the action log (needs create on configmaps; see docs/backups.md)`)
 	f.BoolVar(&o.Wait, "wait", o.Wait, "Wait until Longhorn has finished and the volume verifies")
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for each volume to verify")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "Volumes repaired at the same time")
@@ -125,6 +126,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f.Lookup("dry-run").NoOptDefVal = "client"
 	registerEnumCompletion(c, "dry-run", fix.DryRunModes)
 	registerEnumCompletion(c, "strategy", fix.Strategies)
+	registerEnumCompletion(c, "backup-to", fix.BackupTargets)
 	registerEnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
 }

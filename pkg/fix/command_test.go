@@ -324,6 +324,7 @@ func TestFixBadInput(t *testing.T) {
 		{[]string{"vol", "--strategy=force"}, fix.ExitNoCheck, "error: --strategy must be one of auto, deactivate, delete", ""},
 		{[]string{"vol", "--dry-run=maybe"}, fix.ExitNoCheck, "error: --dry-run must be none, client or server", ""},
 		{[]string{"vol", "--parallel=0"}, fix.ExitNoCheck, "error: --parallel must be at least 1", ""},
+		{[]string{"vol", "--backup-to=s3"}, fix.ExitNoCheck, `error: --backup-to must be dir or configmap (got "s3")`, ""},
 		{[]string{"vol", "-n", "elsewhere", "--yes"}, fix.ExitNoCheck, `error: no Longhorn found in namespace "elsewhere"`, ""},
 	}
 	for _, tt := range tests {

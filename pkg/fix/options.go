@@ -36,6 +36,7 @@ type Options struct {
 	DryRun    string
 	Strategy  string
 	BackupDir string
+	BackupTo  string
 	Wait      bool
 	Timeout   time.Duration
 	Parallel  int
@@ -55,6 +56,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 		IOStreams:   streams,
 		DryRun:      string(DryRunNone),
 		Strategy:    string(StrategyAuto),
+		BackupTo:    BackupToDir,
 		Wait:        true,
 		Timeout:     5 * time.Minute,
 		Parallel:    1,
@@ -102,6 +104,9 @@ func (o *Options) Validate(args []string) error {
 	}
 	if o.Parallel < 1 {
 		return errors.New("--parallel must be at least 1")
+	}
+	if err := ValidateBackupTo(o.BackupTo); err != nil {
+		return err
 	}
 	return cmdutil.ValidateColor(o.Color)
 }
@@ -186,7 +191,11 @@ func (o *Options) Run(ctx context.Context) error {
 			b.Store = testHooks.BackupStore(b.Store)
 		}
 		r.Backup = b
-		pr.Progress("Backups and the action log go to %s", backupDir)
+		r.ConfigMaps, err = OpenConfigMapBackup(o.BackupTo, o.client.Config, o.namespace, o.now())
+		if err != nil {
+			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
+		}
+		pr.Progress("Backups and the action log go to %s%s", backupDir, r.ConfigMaps.Where(o.namespace))
 		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 		}

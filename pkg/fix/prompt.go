@@ -53,4 +53,6 @@ var testHooks struct {
 	PollInterval time.Duration
 	// BackupStore wraps the backup folder's store (a full disk, say).
 	BackupStore func(BackupStore) BackupStore
+	// ConfigMaps replaces the API client of --backup-to configmap.
+	ConfigMaps ConfigMapCreator
 }

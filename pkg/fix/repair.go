@@ -31,6 +31,8 @@ type Repairer struct {
 	PendingThreshold time.Duration
 	// Backup receives the objects and the action log; required unless DryRun.
 	Backup *Backup
+	// ConfigMaps, if set, also receives each backup before its write.
+	ConfigMaps *ConfigMapBackup
 	// Printer prints the kubectl-style lines and progress.
 	Printer *Printer
 	// beforeWrite and afterWrite are test hooks around each write.
@@ -102,6 +104,17 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		if err != nil {
 			out.Result, out.Detail = ResultFailed, "backup failed, nothing written: "+err.Error()
 			return r.report(out)
+		}
+		if r.ConfigMaps != nil {
+			name, err := r.ConfigMaps.Save(ctx, fresh.Volume, path, r.Backup.Dir)
+			if err == nil {
+				err = log.Printf("backup volume=%s configmap=%s/%s", fresh.Volume, r.Namespace, name)
+			}
+			if err != nil {
+				out.Result, out.Detail = ResultFailed, "backup failed, nothing written: "+err.Error()
+				return r.report(out)
+			}
+			path += " and ConfigMap " + r.Namespace + "/" + name
 		}
 		out.Backup = path
 	}

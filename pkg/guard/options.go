@@ -72,6 +72,9 @@ func (o *Options) Validate(args []string) error {
 	case f.Parallel < 1:
 		return errors.New("--parallel must be at least 1")
 	}
+	if err := fix.ValidateBackupTo(f.BackupTo); err != nil {
+		return err
+	}
 	return cmdutil.ValidateColor(f.Color)
 }
 
@@ -143,10 +146,17 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		defer b.Close()
 		r.Backup = b
+		r.ConfigMaps, err = fix.OpenConfigMapBackup(f.BackupTo, o.client.Config, o.namespace, o.now())
+		if err != nil {
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+		}
+		if err := r.ConfigMaps.Probe(ctx); err != nil && !allowed(err) {
+			return cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.namespace))
+		}
 		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.namespace, ver, o.strategy, o.For, o.Settle, f.Volumes); err != nil {
 			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 		}
-		errOut.Printf("Backups and the action log go to %s", backupDir)
+		errOut.Printf("Backups and the action log go to %s%s", backupDir, r.ConfigMaps.Where(o.namespace))
 	}
 
 	g := New(Config{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -89,8 +91,10 @@ func roleRules(t *testing.T, file string) []rbacv1.PolicyRule {
 		t.Errorf("%s: the RoleBinding does not bind Role %s to ServiceAccount %s: %+v", file, role.Name, sa.Metadata.Name, rb)
 	}
 	for _, r := range role.Rules {
-		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 || !slices.Equal(r.APIGroups, []string{longhorn.Group}) {
-			t.Errorf("%s: rule %+v is not limited to longhorn.io resources", file, r)
+		// The one core rule: create on configmaps, for the backups.
+		backups := slices.Equal(r.APIGroups, []string{""}) && slices.Equal(r.Resources, []string{"configmaps"}) && slices.Equal(r.Verbs, []string{"create"})
+		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 || (!slices.Equal(r.APIGroups, []string{longhorn.Group}) && !backups) {
+			t.Errorf("%s: rule %+v is not limited to longhorn.io resources and create on configmaps", file, r)
 		}
 		if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") {
 			t.Errorf("%s: wildcard in %+v", file, r)
@@ -154,6 +158,15 @@ func TestDeployManifests(t *testing.T) {
 			t.Errorf("guard role: %s: %v, want %v", res, v, w)
 		}
 	}
+	// Exactly create on core configmaps, for --backup-to configmap.
+	if v := verbsOn(g, "configmaps"); !slices.Equal(v, []string{"create"}) {
+		t.Errorf("guard role: configmaps: %v, want create", v)
+	}
+	for _, r := range g {
+		if slices.Contains(r.Resources, "configmaps") && !slices.Equal(r.APIGroups, []string{""}) {
+			t.Errorf("guard role: configmaps in groups %v, want the core group", r.APIGroups)
+		}
+	}
 
 	docs := manifest(t, "guard-job.yaml")
 	var job batchv1.Job
@@ -175,8 +188,30 @@ func TestDeployManifests(t *testing.T) {
 	}
 	c := spec.Containers[0]
 	args := jobArgs(t)
-	if !slices.Equal(c.Command, []string{"kubectl-longhorn_engines"}) || !slices.Equal(args[:3], []string{"fix", "--watch", "--yes"}) {
+	// The image's entrypoint is the binary (hack/image checks the image).
+	if len(c.Command) != 0 || !slices.Equal(args[:3], []string{"fix", "--watch", "--yes"}) {
 		t.Errorf("the Job runs %v %v", c.Command, args)
+	}
+	if i := slices.Index(args, "--backup-to"); i < 0 || i+1 >= len(args) || args[i+1] != fix.BackupToConfigMap {
+		t.Errorf("the Job's backups do not go to ConfigMaps: %v", args)
+	}
+	if job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished <= 0 {
+		t.Error("no ttlSecondsAfterFinished")
+	}
+	psc, sc := spec.SecurityContext, c.SecurityContext
+	switch {
+	case psc == nil || sc == nil:
+		t.Fatal("no securityContext")
+	case psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0:
+		t.Errorf("pod securityContext %+v: want runAsNonRoot and a numeric non-root runAsUser", psc)
+	case psc.SeccompProfile == nil || psc.SeccompProfile.Type != "RuntimeDefault":
+		t.Errorf("seccompProfile %+v", psc.SeccompProfile)
+	case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}):
+		t.Errorf("container securityContext %+v", sc)
+	}
+	if c.Resources.Limits.Memory().IsZero() || c.Resources.Requests.Memory().IsZero() {
+		t.Error("no memory request or limit")
 	}
 	window := argDuration(t, args, "--for")
 	if argDuration(t, args, "--settle") <= 0 {
@@ -195,8 +230,9 @@ func TestDeployManifests(t *testing.T) {
 			t.Errorf("the guard's exit codes do not fail the Job: %+v", final)
 		}
 	}
-	if !strings.Contains(c.Image, "VERSION") {
-		t.Errorf("image %q: the placeholder is documented in deploy/README.md", c.Image)
+	// The name and tag scheme the release publishes (hack/image).
+	if !regexp.MustCompile(`^ghcr\.io/longhorn-engines/kubectl-longhorn-engines:v\d+\.\d+\.\d+$`).MatchString(c.Image) {
+		t.Errorf("image %q is not one the release publishes", c.Image)
 	}
 	if _, err := os.Stat(filepath.Join(deployDir, "README.md")); err != nil {
 		t.Error(err)
@@ -271,7 +307,10 @@ func TestDeployRoles(t *testing.T) {
 		_, mig := e.produceBug(vol)
 		// The Job's own command line, with a short settle and a writable
 		// backup folder (later flags win).
-		args := append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir())
+		// --backup-to dir: the test API server serves no core/v1, so a
+		// ConfigMap create would fail the repair (pkg/fix tests the
+		// ConfigMap backup; the subtest below its permission check).
+		args := append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir(), "--backup-to", fix.BackupToDir)
 		g := startCommand(t, e.Ctx, user("guard", guardRules), ns, args)
 		if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
 			t.Errorf("outcome %s: %s", out.Result, out.Detail)
@@ -286,6 +325,10 @@ func TestDeployRoles(t *testing.T) {
 	t.Run("guard role without patch on engines", func(t *testing.T) {
 		oneError(t, guardArgs, user("guard-no-patch", without(guardRules, "engines", "patch")), fix.ExitNoCheck,
 			`error: forbidden: cannot patch engines.longhorn.io in namespace "longhorn-system": `)
+	})
+	t.Run("guard role without create on configmaps", func(t *testing.T) {
+		oneError(t, append(slices.Clone(guardArgs), "--backup-to", fix.BackupToConfigMap), user("guard-no-cm", without(guardRules, "configmaps", "create")), fix.ExitNoCheck,
+			`error: forbidden: cannot create configmaps in namespace "longhorn-system": `)
 	})
 	t.Run("guard role without watch on replicas", func(t *testing.T) {
 		oneError(t, guardArgs, user("guard-no-watch", without(guardRules, "replicas", "watch")), fix.ExitNoCheck,

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// The OCI media types the image must use.
+const (
+	mtIndex    = "application/vnd.oci.image.index.v1+json"
+	mtManifest = "application/vnd.oci.image.manifest.v1+json"
+	mtConfig   = "application/vnd.oci.image.config.v1+json"
+	mtLayer    = "application/vnd.oci.image.layer.v1.tar+gzip"
+)
+
+type descriptor struct {
+	MediaType   string            `json:"mediaType"`
+	Digest      string            `json:"digest"`
+	Size        int64             `json:"size"`
+	Annotations map[string]string `json:"annotations"`
+	Platform    *struct {
+		OS           string `json:"os"`
+		Architecture string `json:"architecture"`
+	} `json:"platform"`
+}
+
+type index struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	MediaType     string            `json:"mediaType"`
+	Manifests     []descriptor      `json:"manifests"`
+	Annotations   map[string]string `json:"annotations"`
+}
+
+type manifest struct {
+	SchemaVersion int          `json:"schemaVersion"`
+	MediaType     string       `json:"mediaType"`
+	Config        descriptor   `json:"config"`
+	Layers        []descriptor `json:"layers"`
+}
+
+type config struct {
+	OS           string `json:"os"`
+	Architecture string `json:"architecture"`
+	Config       struct {
+		User       string            `json:"User"`
+		Entrypoint []string          `json:"Entrypoint"`
+		Cmd        []string          `json:"Cmd"`
+		Labels     map[string]string `json:"Labels"`
+	} `json:"config"`
+	RootFS struct {
+		Type    string   `json:"type"`
+		DiffIDs []string `json:"diff_ids"`
+	} `json:"rootfs"`
+}
+
+// runVerify checks the layout against dist/: every platform asked for is in
+// the index, and each image is what build promises. On this machine's
+// platform the binary taken out of the image is also run.
+func runVerify(args []string) error {
+	fs, dist, layoutDir, platforms := newFlags("verify")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rel, err := readRelease(*dist)
+	if err != nil {
+		return err
+	}
+	plats, err := rel.platforms(*platforms)
+	if err != nil {
+		return err
+	}
+	l := ociLayout(*layoutDir)
+	var marker struct {
+		Version string `json:"imageLayoutVersion"`
+	}
+	if err := readJSON(filepath.Join(*layoutDir, "oci-layout"), &marker); err != nil || marker.Version != "1.0.0" {
+		return fmt.Errorf("%s is not an OCI image layout 1.0.0 (%v)", *layoutDir, err)
+	}
+	var top index
+	if err := readJSON(filepath.Join(*layoutDir, "index.json"), &top); err != nil {
+		return err
+	}
+	var idxDesc *descriptor
+	for i, d := range top.Manifests {
+		if d.Annotations["org.opencontainers.image.ref.name"] == rel.ref() {
+			idxDesc = &top.Manifests[i]
+		}
+	}
+	if idxDesc == nil || idxDesc.MediaType != mtIndex {
+		return fmt.Errorf("index.json names no image index %s", rel.ref())
+	}
+	var idx index
+	if err := l.json(*idxDesc, &idx); err != nil {
+		return err
+	}
+	if idx.SchemaVersion != 2 || idx.MediaType != mtIndex {
+		return fmt.Errorf("image index: schemaVersion %d, mediaType %q", idx.SchemaVersion, idx.MediaType)
+	}
+	if err := checkLabels("index annotations", idx.Annotations, rel); err != nil {
+		return err
+	}
+	if len(idx.Manifests) != len(plats) {
+		return fmt.Errorf("index has %d images, want %d (%s)", len(idx.Manifests), len(plats), strings.Join(plats, ", "))
+	}
+	for _, plat := range plats {
+		var found *descriptor
+		for i, d := range idx.Manifests {
+			if d.Platform != nil && d.Platform.OS+"/"+d.Platform.Architecture == plat {
+				found = &idx.Manifests[i]
+			}
+		}
+		if found == nil {
+			return fmt.Errorf("index has no image for %s", plat)
+		}
+		if err := l.verifyImage(*found, plat, rel); err != nil {
+			return fmt.Errorf("%s: %w", plat, err)
+		}
+	}
+	fmt.Printf("image-check: OK (%s@%s: %s)\n", rel.ref(), idxDesc.Digest, strings.Join(plats, ", "))
+	return nil
+}
+
+func (l ociLayout) verifyImage(d descriptor, plat string, rel release) error {
+	if d.MediaType != mtManifest {
+		return fmt.Errorf("manifest media type %q", d.MediaType)
+	}
+	var m manifest
+	if err := l.json(d, &m); err != nil {
+		return err
+	}
+	if m.SchemaVersion != 2 || m.MediaType != mtManifest || m.Config.MediaType != mtConfig {
+		return fmt.Errorf("manifest: schemaVersion %d, mediaType %q, config %q", m.SchemaVersion, m.MediaType, m.Config.MediaType)
+	}
+	var c config
+	if err := l.json(m.Config, &c); err != nil {
+		return err
+	}
+	if c.OS+"/"+c.Architecture != plat {
+		return fmt.Errorf("config is for %s/%s", c.OS, c.Architecture)
+	}
+	if err := checkLabels("config labels", c.Config.Labels, rel); err != nil {
+		return err
+	}
+	if len(c.Config.Entrypoint) != 1 || c.Config.Entrypoint[0] != binaryPath || len(c.Config.Cmd) != 0 {
+		return fmt.Errorf("entrypoint %q cmd %q, want [%s] and no cmd", c.Config.Entrypoint, c.Config.Cmd, binaryPath)
+	}
+	user, _, _ := strings.Cut(c.Config.User, ":")
+	if n, err := strconv.Atoi(user); err != nil || n == 0 {
+		return fmt.Errorf("user %q is not a numeric non-root user (runAsNonRoot needs a number)", c.Config.User)
+	}
+	if len(m.Layers) != 1 || m.Layers[0].MediaType != mtLayer || len(c.RootFS.DiffIDs) != 1 {
+		return fmt.Errorf("want exactly one gzip layer and one diff_id, have %d layers and %d diff_ids", len(m.Layers), len(c.RootFS.DiffIDs))
+	}
+	gz, err := l.blob(m.Layers[0])
+	if err != nil {
+		return err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return err
+	}
+	layerTar, err := io.ReadAll(zr)
+	if err != nil {
+		return err
+	}
+	if got := "sha256:" + sha256hex(layerTar); got != c.RootFS.DiffIDs[0] {
+		return fmt.Errorf("layer diff_id %s, config says %s", got, c.RootFS.DiffIDs[0])
+	}
+	inImage, err := fileInTar(layerTar, strings.TrimPrefix(binaryPath, "/"), 0o755)
+	if err != nil {
+		return err
+	}
+	built, err := os.ReadFile(rel.Binaries[plat])
+	if err != nil {
+		return err
+	}
+	if sha256hex(inImage) != sha256hex(built) {
+		return fmt.Errorf("%s in the image (sha256 %s) is not goreleaser's %s (sha256 %s)", binaryPath, sha256hex(inImage), rel.Binaries[plat], sha256hex(built))
+	}
+	passwd, err := fileInTar(layerTar, "etc/passwd", 0o644)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(passwd), fmt.Sprintf(":x:%s:", user)) {
+		return fmt.Errorf("/etc/passwd names no user %s", user)
+	}
+	fmt.Printf("%s: manifest %s, user %s, entrypoint %s, binary sha256 %s (goreleaser's)\n", plat, d.Digest, c.Config.User, binaryPath, sha256hex(inImage))
+	if plat != runtime.GOOS+"/"+runtime.GOARCH {
+		return nil
+	}
+	return runVersion(inImage, rel)
+}
+
+// runVersion runs the binary taken out of the image.
+func runVersion(bin []byte, rel release) error {
+	dir, err := os.MkdirTemp("", "image-check")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	path := filepath.Join(dir, binaryName)
+	if err := os.WriteFile(path, bin, 0o755); err != nil {
+		return err
+	}
+	out, err := exec.Command(path, "version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s version: %w: %s", binaryName, err, out)
+	}
+	fmt.Printf("  %s", out)
+	want := fmt.Sprintf("%s %s (commit %s,", binaryName, rel.Version, rel.Commit)
+	if !strings.HasPrefix(string(out), want) {
+		return fmt.Errorf("version prints %q, want it to start with %q", out, want)
+	}
+	return nil
+}
+
+func checkLabels(what string, got map[string]string, rel release) error {
+	want := map[string]string{
+		"org.opencontainers.image.source":   source,
+		"org.opencontainers.image.version":  rel.Version,
+		"org.opencontainers.image.revision": rel.Commit,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			return fmt.Errorf("%s: %s is %q, want %q", what, k, got[k], v)
+		}
+	}
+	return nil
+}
+
+func fileInTar(t []byte, name string, mode int64) ([]byte, error) {
+	tr := tar.NewReader(bytes.NewReader(t))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("layer has no %s", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if h.Name != name {
+			continue
+		}
+		if h.Typeflag != tar.TypeReg || h.Mode&0o7777 != mode || h.Uid != 0 {
+			return nil, fmt.Errorf("%s: type %c mode %o uid %d, want a regular file, mode %o, owned by root", name, h.Typeflag, h.Mode, h.Uid, mode)
+		}
+		return io.ReadAll(tr)
+	}
+}
+
+// ociLayout reads blobs by digest, checking size and digest.
+type ociLayout string
+
+func (l ociLayout) blob(d descriptor) ([]byte, error) {
+	algo, hexDigest, ok := strings.Cut(d.Digest, ":")
+	if !ok || algo != "sha256" {
+		return nil, fmt.Errorf("digest %q is not sha256", d.Digest)
+	}
+	b, err := os.ReadFile(filepath.Join(string(l), "blobs", "sha256", hexDigest))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != d.Size || sha256hex(b) != hexDigest {
+		return nil, fmt.Errorf("blob %s: size %d (descriptor %d) or digest mismatch", d.Digest, len(b), d.Size)
+	}
+	return b, nil
+}
+
+func (l ociLayout) json(d descriptor, v any) error {
+	b, err := l.blob(d)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func sha256hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
