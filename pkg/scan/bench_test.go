@@ -48,7 +48,7 @@ func benchTarget(b *testing.B) *rest.Config {
 			_, err := cluster.Create(ctx, u)
 			return err
 		}
-		if err := fixture.Seed(context.Background(), create, benchNS, benchVolumes, 8); err != nil {
+		if err := fixture.Seed(context.Background(), create, benchNS, fixture.SeedOptions{Volumes: benchVolumes}); err != nil {
 			b.Fatalf("seeding: %v", err)
 		}
 		b.Logf("seeded in-process in %s; peak-heap includes the API server", time.Since(start).Round(time.Millisecond))
