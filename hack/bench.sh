@@ -63,7 +63,7 @@ bare_par() {
 # timed CMD...: seconds of wall time (output discarded).
 timed() { local s; s=$(now); "$@" >/dev/null 2>&1 || true; echo "$(now) - $s" | bc; }
 # rss CMD...: peak RSS in MB of the command.
-rss() { /usr/bin/time -f '%M' -o "$tmp/rss" "$@" >/dev/null 2>&1 || true; echo "scale=0; $(cat "$tmp/rss") / 1024" | bc; }
+rss() { /usr/bin/time -f '%M' -o "$tmp/rss" "$@" >/dev/null 2>&1 || true; echo "scale=0; $(tail -1 "$tmp/rss") / 1024" | bc; }
 runs_of() { local n=$1; shift; local i; for ((i = 0; i < n; i++)); do "$@"; done | median; }
 
 plugin() { "$tmp/plugin" --kubeconfig "$tmp/kubeconfig" -n "$ns" "$@"; }
@@ -75,13 +75,13 @@ guard_rss() {
     fix --watch --dry-run=client --for 1h >/dev/null 2>"$tmp/guard.err" &
   local tpid=$! i
   for ((i = 0; i < 600; i++)); do
-    grep -q '^watching' "$tmp/guard.err" 2>/dev/null && break
+    grep -q ' watching ' "$tmp/guard.err" 2>/dev/null && break
     sleep 1
   done
   sleep "${BENCH_GUARD_SETTLE:-15}"
   pkill -INT -P "$tpid" || true
   wait "$tpid" 2>/dev/null || true
-  echo "scale=0; $(cat "$tmp/guard.rss") / 1024" | bc
+  echo "scale=0; $(tail -1 "$tmp/guard.rss") / 1024" | bc
 }
 
 rows=()

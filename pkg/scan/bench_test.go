@@ -22,8 +22,8 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// The benchmark cluster: 10,000 volumes, 20,000 engines (every volume mid-
-// migration or stuck, so two engines each), 30,000 replicas.
+// The benchmark cluster: 10,000 volumes, 10,100 engines (one volume in a
+// hundred stuck with two), 30,000 replicas, 10,000 VolumeAttachments.
 const (
 	benchNS      = fixture.BenchNamespace
 	benchVolumes = 10000
@@ -146,7 +146,7 @@ func BenchmarkScan(b *testing.B) {
 			})
 		}
 		b.StopTimer()
-		if res.Volumes == 0 || len(res.Findings) != res.Volumes {
+		if res.Volumes == 0 || len(res.Findings) != (res.Volumes+99)/100 {
 			b.Fatalf("scanned %d volumes with %d findings", res.Volumes, len(res.Findings))
 		}
 		b.ReportMetric(float64(n.Load())/float64(b.N), "requests/op")
