@@ -15,6 +15,8 @@
 #
 # Times are the median of BENCH_RUNS runs (default 3; 1 for 10,000 volumes
 # and more, which are heavy). Prints one table; docs/performance.md has one.
+# BENCH_KUBECONFIG reuses a server already seeded with the one size in
+# BENCH_SIZES (longhorn-sim serve --seed-volumes N --kubeconfig-out FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes="${BENCH_SIZES:-1000 10000}"
@@ -88,15 +90,19 @@ rows=()
 for volumes in $sizes; do
   runs=${BENCH_RUNS:-3}
   [ "$volumes" -ge 10000 ] && runs=${BENCH_RUNS:-1}
-  rm -f "$tmp/ready" "$tmp/kubeconfig"
-  "$tmp/longhorn-sim" serve --seed-volumes "$volumes" --kubeconfig-out "$tmp/kubeconfig" --ready-file "$tmp/ready" 2>"$tmp/server.log" &
-  server=$!
-  echo "seeding $volumes volumes in a separate API server process..." >&2
-  until [ -f "$tmp/ready" ]; do
-    kill -0 "$server" 2>/dev/null || { cat "$tmp/server.log" >&2; exit 1; }
-    sleep 1
-  done
-  grep seeded "$tmp/server.log" >&2 || true
+  if [ -n "${BENCH_KUBECONFIG:-}" ]; then
+    cp "$BENCH_KUBECONFIG" "$tmp/kubeconfig"
+  else
+    rm -f "$tmp/ready" "$tmp/kubeconfig"
+    "$tmp/longhorn-sim" serve --seed-volumes "$volumes" --kubeconfig-out "$tmp/kubeconfig" --ready-file "$tmp/ready" 2>"$tmp/server.log" &
+    server=$!
+    echo "seeding $volumes volumes in a separate API server process..." >&2
+    until [ -f "$tmp/ready" ]; do
+      kill -0 "$server" 2>/dev/null || { cat "$tmp/server.log" >&2; exit 1; }
+      sleep 1
+    done
+    grep seeded "$tmp/server.log" >&2 || true
+  fi
   server_url=$("$kubectl" --kubeconfig "$tmp/kubeconfig" config view --raw -o jsonpath='{.clusters[0].cluster.server}')
   "$kubectl" --kubeconfig "$tmp/kubeconfig" config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$tmp/ca.crt"
   token=$("$kubectl" --kubeconfig "$tmp/kubeconfig" config view --raw -o jsonpath='{.users[0].user.token}')
@@ -114,9 +120,11 @@ for volumes in $sizes; do
   done
   t_fix=$(runs_of "$runs" timed plugin fix "$stuck" --dry-run=client)
   rss_guard=$(guard_rss)
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
-  server=""
+  if [ -n "$server" ]; then
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    server=""
+  fi
 
   mb=$(echo "scale=0; $bytes / 1048576" | bc)
   rows+=("$(printf '| %s | %s MB | %.2f s / %.2f s | %.2f s | %.2f s (%.2fx seq, %.2fx par; %.2fx kubectl) | %s MB (%.1fx JSON) | %.2f s (%.3fx scan) | %s MB |' \
@@ -124,6 +132,7 @@ for volumes in $sizes; do
     "$(echo "$t_scan / $t_seq" | bc -l)" "$(echo "$t_scan / $t_par" | bc -l)" "$(echo "$t_scan / $t_kubectl" | bc -l)" \
     "$rss_scan" "$(echo "$rss_scan / $mb" | bc -l)" "$t_fix" "$(echo "$t_fix / $t_scan" | bc -l)" "$rss_guard")")
   echo "$volumes volumes: scan at other page sizes:$pages" >&2
+  echo "${rows[-1]}" >&2
 done
 
 echo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -176,18 +177,38 @@ func ReadVersion(ctx context.Context, c *Client, ns string) (longhorn.Version, s
 	return v, "setting " + longhorn.VersionSetting, nil
 }
 
-// selectVolumes is the set of volumes a selector kept (nil: no selector,
-// every volume).
+// selectVolumes is the set of volumes kept by name (offline reads; a live
+// read of named volumes reads only them) or by selector; nil keeps every
+// volume. Unknown names are a NotFoundError.
 func selectVolumes(vols []longhorn.Volume, o LoadOptions) (map[string]bool, error) {
-	if o.Selector == "" {
-		return nil, nil
+	if len(o.Volumes) == 0 {
+		if o.Selector == "" {
+			return nil, nil
+		}
+		if _, err := labels.Parse(o.Selector); err != nil {
+			return nil, fmt.Errorf("invalid selector %q: %w", o.Selector, err)
+		}
+		want := make(map[string]bool, len(vols))
+		for _, v := range vols {
+			want[v.Name] = true
+		}
+		return want, nil
 	}
-	if _, err := labels.Parse(o.Selector); err != nil {
-		return nil, fmt.Errorf("invalid selector %q: %w", o.Selector, err)
-	}
-	want := make(map[string]bool, len(vols))
+	have := make(map[string]bool, len(vols))
 	for _, v := range vols {
-		want[v.Name] = true
+		have[v.Name] = true
+	}
+	want := make(map[string]bool, len(o.Volumes))
+	var missing []string
+	for _, n := range o.Volumes {
+		if !have[n] {
+			missing = append(missing, n)
+		}
+		want[n] = true
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, &NotFoundError{Names: missing, Namespace: o.Namespace}
 	}
 	return want, nil
 }
