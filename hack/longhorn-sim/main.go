@@ -68,7 +68,7 @@ func run(args []string) error {
 	fs.StringVar(&o.plugin, "plugin", "bin/kubectl-longhorn_engines", "the plugin binary the demo runs")
 	fs.StringVar(&o.kubeconfig, "kubeconfig-out", "", "also copy the kubeconfig here")
 	fs.BoolVar(&o.simLog, "sim-log", false, "print the simulated longhorn-manager log")
-	fs.IntVar(&o.seed, "seed-volumes", 0, "serve only: instead of the scenarios, seed this many volumes (2 engines, 3 replicas each) in namespace "+fixture.BenchNamespace+" for benchmarks")
+	fs.IntVar(&o.seed, "seed-volumes", 0, "serve only: instead of the scenarios, seed this many volumes (3 replicas and a VolumeAttachment each, 1 in 100 with two active engines) in namespace "+fixture.BenchNamespace+" for benchmarks")
 	fs.StringVar(&o.ready, "ready-file", "", "serve only: create this file once the cluster is ready")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -97,7 +97,7 @@ func run(args []string) error {
 			_, err := c.Create(ctx, u)
 			return err
 		}
-		if err := fixture.Seed(ctx, create, fixture.BenchNamespace, o.seed, 8); err != nil {
+		if err := fixture.Seed(ctx, create, fixture.BenchNamespace, fixture.SeedOptions{Volumes: o.seed}); err != nil {
 			return err
 		}
 		note("seeded %d volumes in %s in %s", o.seed, fixture.BenchNamespace, time.Since(t).Round(time.Millisecond))

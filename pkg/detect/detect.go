@@ -125,58 +125,25 @@ func newIndex(st *longhorn.State) *index {
 	}
 	for i := range st.Engines {
 		e := &st.Engines[i]
-		vol := e.Spec.VolumeName
-		if vol == "" {
-			vol = e.Labels[longhorn.VolumeLabel]
-		}
+		vol := longhorn.VolumeOf(e)
 		idx.engines[vol] = append(idx.engines[vol], e)
 	}
 	for i := range st.Replicas {
 		r := &st.Replicas[i]
-		vol := r.Spec.VolumeName
-		if vol == "" {
-			vol = r.Labels[longhorn.VolumeLabel]
-		}
+		vol := longhorn.VolumeOf(r)
 		idx.replicas[vol] = append(idx.replicas[vol], r)
 	}
 	for i := range st.VolumeAttachments {
 		va := &st.VolumeAttachments[i]
-		vol := va.Spec.Volume
-		if vol == "" {
-			vol = va.Name
-		}
-		idx.vas[vol] = va
+		idx.vas[longhorn.VolumeOf(va)] = va
 	}
 	for _, es := range idx.engines {
-		sort.Slice(es, func(i, j int) bool { return olderEngine(es[i], es[j]) })
+		sort.Slice(es, func(i, j int) bool { return longhorn.OlderEngine(es[i], es[j]) })
 	}
 	for _, rs := range idx.replicas {
 		sort.Slice(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
 	}
 	return idx
-}
-
-// olderEngine orders engines oldest first: by creation time, then (same
-// second, or no timestamps) legacy random names before deterministic -e-N
-// names and lower N first, then by name. It compares the key (time, has
-// suffix, N, name) lexicographically so that it is a total order: comparing
-// suffixes "when both have one" and times otherwise is not transitive once
-// random and deterministic names mix (after an upgrade to 1.4.4/1.5.2), and a
-// random 8-hex name can be all digits.
-func olderEngine(a, b *longhorn.Engine) bool {
-	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
-	}
-	na, oka := a.EngineSuffix()
-	nb, okb := b.EngineSuffix()
-	if oka != okb {
-		return !oka
-	}
-	if oka && na != nb {
-		return na < nb
-	}
-	return a.Name < b.Name
 }
 
 // strictlyNewer reports a known to be created after b: by deterministic

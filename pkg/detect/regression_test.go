@@ -117,16 +117,16 @@ func TestOlderEngineTotalOrder(t *testing.T) {
 		}
 	}
 	for _, a := range es {
-		if olderEngine(a, a) {
-			t.Fatalf("olderEngine(%s, %s) is true", a.Name, a.Name)
+		if longhorn.OlderEngine(a, a) {
+			t.Fatalf("longhorn.OlderEngine(%s, %s) is true", a.Name, a.Name)
 		}
 		for _, b := range es {
-			ab, ba := olderEngine(a, b), olderEngine(b, a)
+			ab, ba := longhorn.OlderEngine(a, b), longhorn.OlderEngine(b, a)
 			if ab && ba {
 				t.Fatalf("not antisymmetric: %s@%s %s@%s", a.Name, a.CreationTimestamp, b.Name, b.CreationTimestamp)
 			}
 			for _, c := range es {
-				if ab && olderEngine(b, c) && !olderEngine(a, c) {
+				if ab && longhorn.OlderEngine(b, c) && !longhorn.OlderEngine(a, c) {
 					t.Fatalf("not transitive: %s@%v < %s@%v < %s@%v", a.Name, a.CreationTimestamp, b.Name, b.CreationTimestamp, c.Name, c.CreationTimestamp)
 				}
 			}
@@ -145,8 +145,8 @@ func TestOlderEngineTotalOrder(t *testing.T) {
 		{mk("v-e-5e6f7a8b", time.Minute), mk("v-e-a1b2c3d4", time.Minute), true}, // then by name
 	}
 	for _, tt := range tests {
-		if got := olderEngine(tt.a, tt.b); got != tt.want {
-			t.Errorf("olderEngine(%s@%v, %s@%v) = %t, want %t", tt.a.Name, tt.a.CreationTimestamp, tt.b.Name, tt.b.CreationTimestamp, got, tt.want)
+		if got := longhorn.OlderEngine(tt.a, tt.b); got != tt.want {
+			t.Errorf("longhorn.OlderEngine(%s@%v, %s@%v) = %t, want %t", tt.a.Name, tt.a.CreationTimestamp, tt.b.Name, tt.b.CreationTimestamp, got, tt.want)
 		}
 	}
 }

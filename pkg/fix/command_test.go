@@ -363,7 +363,7 @@ func TestFixForbidden(t *testing.T) {
 	}
 	res = clitest.Run(ctx, nobody, "fix", "vol", "--yes", "--backup-dir", dir)
 	t.Log(res)
-	if res.Code != fix.ExitNoCheck || !strings.Contains(res.Stderr, "error: forbidden: cannot list volumes.longhorn.io") {
+	if res.Code != fix.ExitNoCheck || !strings.Contains(res.Stderr, "error: forbidden: cannot get volumes.longhorn.io") {
 		t.Errorf("no rights: %s", res)
 	}
 }

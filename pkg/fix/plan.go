@@ -148,7 +148,7 @@ func snapshot(st *longhorn.State, vol string) Snapshot {
 	}
 	for i := range st.Engines {
 		e := &st.Engines[i]
-		if ownerVolume(e.Spec.VolumeName, e.Labels) != vol {
+		if longhorn.VolumeOf(e) != vol {
 			continue
 		}
 		s.Engines = append(s.Engines, EngineRef{Name: e.Name, UID: string(e.UID), ResourceVersion: e.ResourceVersion,
@@ -156,7 +156,7 @@ func snapshot(st *longhorn.State, vol string) Snapshot {
 	}
 	for i := range st.Replicas {
 		r := &st.Replicas[i]
-		if ownerVolume(r.Spec.VolumeName, r.Labels) != vol {
+		if longhorn.VolumeOf(r) != vol {
 			continue
 		}
 		s.Replicas = append(s.Replicas, ReplicaRef{Name: r.Name, UID: string(r.UID), EngineName: r.Spec.EngineName, Active: r.Spec.Active})
@@ -164,14 +164,6 @@ func snapshot(st *longhorn.State, vol string) Snapshot {
 	sort.Slice(s.Engines, func(i, j int) bool { return s.Engines[i].Name < s.Engines[j].Name })
 	sort.Slice(s.Replicas, func(i, j int) bool { return s.Replicas[i].Name < s.Replicas[j].Name })
 	return s
-}
-
-// ownerVolume is detect's rule: spec.volumeName, else the longhornvolume label.
-func ownerVolume(specName string, labels map[string]string) string {
-	if specName != "" {
-		return specName
-	}
-	return labels[longhorn.VolumeLabel]
 }
 
 // changedSince compares the plan with a plan made from a fresh read of the

@@ -4,14 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -19,74 +14,31 @@ import (
 
 // volumeRead is one volume re-read right before acting (or while waiting):
 // the typed state detect judges and the same objects, complete, for the
-// backup. Both come from one set of requests, so the backup is exactly what
-// was checked.
+// backup. Both come from one set of requests (inventory.ReadVolume), so the
+// backup is exactly what was checked.
 type volumeRead struct {
 	state   *longhorn.State
 	objects []*unstructured.Unstructured // volume, engines, replicas
 	found   bool                         // false when the volume is gone
 }
 
-// readVolume GETs the volume and lists its engines and replicas with the
-// label longhorn-manager itself uses (longhornvolume=<vol>), plus the
-// version setting and, on 1.5+, the volume's attachment tickets.
+// readVolume reads one volume with inventory's per-volume reader.
 func readVolume(ctx context.Context, c *inventory.Client, ns, vol string) (*volumeRead, error) {
-	ver, src, err := inventory.ReadVersion(ctx, c, ns)
+	r, err := inventory.ReadVolume(ctx, c, ns, vol)
 	if err != nil {
 		return nil, err
 	}
-	st := &longhorn.State{Namespace: ns, Version: ver, VersionSource: src, Now: time.Now()}
-	out := &volumeRead{state: st}
-
-	u, err := c.Dynamic.Resource(longhorn.Volumes.GVR()).Namespace(ns).Get(ctx, vol, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
+	out := &volumeRead{state: r.State, found: r.Found}
+	if !r.Found {
 		return out, nil
-	case err != nil:
-		return nil, cmdutil.Explain(err, "get", longhorn.Volumes.GroupResource(), ns)
 	}
-	out.found = true
-	out.objects = append(out.objects, u)
-	var v longhorn.Volume
-	if err := fromUnstructured(u, &v); err != nil {
-		return nil, err
-	}
-	st.Volumes = []longhorn.Volume{v}
-
-	sel := labels.Set{longhorn.VolumeLabel: vol}.AsSelector().String()
-	engines, err := c.Dynamic.Resource(longhorn.Engines.GVR()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, cmdutil.Explain(err, "list", longhorn.Engines.GroupResource(), ns)
-	}
-	for i := range engines.Items {
-		var e longhorn.Engine
-		if err := fromUnstructured(&engines.Items[i], &e); err != nil {
-			return nil, err
+	raws := append(append([]json.RawMessage{r.Raw.Volume}, r.Raw.Engines...), r.Raw.Replicas...)
+	for _, raw := range raws {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("decoding an object of volume %q for the backup: %w", vol, err)
 		}
-		st.Engines = append(st.Engines, e)
-		out.objects = append(out.objects, &engines.Items[i])
-	}
-	replicas, err := c.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, cmdutil.Explain(err, "list", longhorn.Replicas.GroupResource(), ns)
-	}
-	for i := range replicas.Items {
-		var r longhorn.Replica
-		if err := fromUnstructured(&replicas.Items[i], &r); err != nil {
-			return nil, err
-		}
-		st.Replicas = append(st.Replicas, r)
-		out.objects = append(out.objects, &replicas.Items[i])
-	}
-	if !ver.Known() || ver.HasVolumeAttachments() {
-		va, err := inventory.Get[longhorn.VolumeAttachment](ctx, c, longhorn.VolumeAttachments, ns, vol)
-		switch {
-		case err == nil:
-			st.VolumeAttachments = []longhorn.VolumeAttachment{*va}
-		case apierrors.IsNotFound(err):
-		default:
-			return nil, cmdutil.Explain(err, "get", longhorn.VolumeAttachments.GroupResource(), ns)
-		}
+		out.objects = append(out.objects, u)
 	}
 	return out, nil
 }

@@ -39,13 +39,13 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	}
 	var engines []*longhorn.Engine
 	for i := range st.Engines {
-		if ownerVolume(st.Engines[i].Spec.VolumeName, st.Engines[i].Labels) == p.Volume {
+		if longhorn.VolumeOf(&st.Engines[i]) == p.Volume {
 			engines = append(engines, &st.Engines[i])
 		}
 	}
 	var replicas []*longhorn.Replica
 	for i := range st.Replicas {
-		if ownerVolume(st.Replicas[i].Spec.VolumeName, st.Replicas[i].Labels) == p.Volume {
+		if longhorn.VolumeOf(&st.Replicas[i]) == p.Volume {
 			replicas = append(replicas, &st.Replicas[i])
 		}
 	}

@@ -47,6 +47,9 @@ func (g *Guard) startInformer(ctx context.Context, r longhorn.Resource) (cache.S
 	client := &observedClient{Interface: g.client.Dynamic, g: g}
 	inf := dynamicinformer.NewFilteredDynamicInformer(client, r.GVR(), g.ns, 0,
 		cache.Indexers{volumeIndex: volumeIndexFunc(r)}, tweak).Informer()
+	if err := inf.SetTransform(compact(r)); err != nil {
+		return nil, err
+	}
 	if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		g.watchError(r, err)
 	}); err != nil {

@@ -24,10 +24,22 @@ type Client struct {
 	Config  *rest.Config
 }
 
+// Client-side rate limits when the configuration sets none. client-go's
+// default (5 requests/s, bursts of 10) would hold a scan of 10,000 volumes
+// (about 120 pages) back for 20 s; these are kubectl's discovery limits,
+// still far below what an API server's priority and fairness admits.
+const (
+	defaultQPS   = 50
+	defaultBurst = 300
+)
+
 // NewClient builds both clients from one rest.Config.
 func NewClient(cfg *rest.Config) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(withReadRetry)
+	if cfg.QPS == 0 && cfg.Burst == 0 && cfg.RateLimiter == nil {
+		cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
+	}
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &schema.GroupVersion{Group: longhorn.Group, Version: longhorn.APIVersionName}
 	c.APIPath = "/apis"

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,45 +22,109 @@ type list[T any] struct {
 }
 
 // ListAll pages through a LIST of res in ns with limit/continue and decodes
-// every item into T. A 410 Gone on an expired continue token restarts the
-// list once from the beginning, as kubectl does not; a restart is safer than
-// a partial view for a tool that decides what to delete.
+// every item into T, dropping managedFields (a copy of the object's field
+// names, never read here: keeping it would double the memory). A 410 Gone on
+// an expired continue token restarts the list once from the beginning, as
+// kubectl does not; a restart is safer than a partial view for a tool that
+// decides what to delete.
+//
+// The next page is requested while the current one is decoded. Its continue
+// token is taken from the raw bytes before decoding and checked against the
+// decoded one; on a mismatch the early request is dropped and redone.
 func ListAll[T any](ctx context.Context, c *Client, res longhorn.Resource, ns, selector string, pageSize int) ([]T, error) {
 	if pageSize <= 0 {
 		pageSize = DefaultPageSize
 	}
+	get := func(cont string) <-chan pageResult {
+		ch := make(chan pageResult, 1)
+		go func() {
+			req := c.REST.Get().Namespace(ns).Resource(res.Plural).Param("limit", strconv.Itoa(pageSize))
+			if cont != "" {
+				req = req.Param("continue", cont)
+			}
+			if selector != "" {
+				req = req.Param("labelSelector", selector)
+			}
+			raw, err := req.DoRaw(ctx)
+			ch <- pageResult{raw, err, cont}
+		}()
+		return ch
+	}
 	var out []T
-	cont := ""
 	restarted := false
+	next := get("")
 	for {
-		req := c.REST.Get().Namespace(ns).Resource(res.Plural).Param("limit", strconv.Itoa(pageSize))
-		if cont != "" {
-			req = req.Param("continue", cont)
-		}
-		if selector != "" {
-			req = req.Param("labelSelector", selector)
-		}
-		raw, err := req.DoRaw(ctx)
-		if err != nil {
-			if cont != "" && !restarted && isExpired(err) {
-				out, cont, restarted = nil, "", true
+		p := <-next
+		next = nil
+		if p.err != nil {
+			if p.cont != "" && !restarted && isExpired(p.err) {
+				out, restarted = nil, true
+				next = get("")
 				continue
 			}
-			return nil, cmdutil.Explain(err, "list", res.GroupResource(), ns)
+			return nil, cmdutil.Explain(p.err, "list", res.GroupResource(), ns)
+		}
+		guess := continueToken(p.raw)
+		if guess != "" {
+			next = get(guess)
 		}
 		var page list[T]
-		if err := json.Unmarshal(raw, &page); err != nil {
+		if err := json.Unmarshal(p.raw, &page); err != nil {
+			drain(next)
 			return nil, fmt.Errorf("decoding %s: %w", res.GroupResource(), err)
+		}
+		for i := range page.Items {
+			if m, ok := any(&page.Items[i]).(metav1.Object); ok {
+				m.SetManagedFields(nil)
+			}
 		}
 		if out == nil {
 			out = make([]T, 0, len(page.Items))
 		}
 		out = append(out, page.Items...)
-		cont = page.Metadata.Continue
-		if cont == "" {
+		cont := page.Metadata.Continue
+		if cont != guess {
+			drain(next)
+			next = nil
+			if cont != "" {
+				next = get(cont)
+			}
+		}
+		if next == nil {
 			return out, nil
 		}
 	}
+}
+
+type pageResult struct {
+	raw  []byte
+	err  error
+	cont string // the token the page was asked for
+}
+
+// drain waits for an early request nobody needs, so none outlives ListAll.
+func drain(ch <-chan pageResult) {
+	if ch != nil {
+		<-ch
+	}
+}
+
+// continueToken finds metadata.continue in a LIST body without decoding it:
+// the API server writes metadata after items, so it is the last
+// "continue" key. A wrong guess costs one request, never a wrong result
+// (ListAll compares it with the decoded token).
+func continueToken(raw []byte) string {
+	key := []byte(`"continue":"`)
+	i := bytes.LastIndex(raw, key)
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || bytes.IndexByte(rest[:j], '\\') >= 0 {
+		return ""
+	}
+	return string(rest[:j])
 }
 
 // Get reads one object into T.

@@ -2,8 +2,10 @@ package inventory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,73 +41,119 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("volumes %q not found in namespace %q", e.Names, e.Namespace)
 }
 
-// Load reads the Longhorn objects of one namespace with one paginated LIST per
-// resource (never one request per volume) and keeps only the selected volumes
-// and what belongs to them.
+// Load reads the Longhorn objects of one namespace and keeps only the
+// selected volumes and what belongs to them. Named volumes are read on their
+// own (ReadVolumes: a few requests each, whatever the size of the cluster);
+// otherwise every resource is read with one paginated LIST (never one
+// request per volume).
 func Load(ctx context.Context, c *Client, o LoadOptions) (*longhorn.State, error) {
 	warnf := o.Warnf
 	if warnf == nil {
 		warnf = func(string, ...any) {}
 	}
+	if len(o.Volumes) > 0 {
+		return loadNamed(ctx, c, o, warnf)
+	}
+	return loadNamespace(ctx, c, o, warnf)
+}
+
+// loadNamespace reads every resource at once, each with a paginated LIST:
+// a real API server serves them on several cores, and the client decodes
+// one resource's pages while it waits for another's. Errors are reported in
+// a fixed order (volumes, version, engines, replicas, attachments), as if
+// the reads had run one after the other.
+func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(string, ...any)) (*longhorn.State, error) {
 	ns := o.Namespace
 	st := &longhorn.State{Namespace: ns, Now: time.Now()}
-
-	vols, err := ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, ns, o.Selector, o.PageSize)
-	if err != nil {
-		return nil, err
+	var (
+		wg                             sync.WaitGroup
+		vols                           []longhorn.Volume
+		ims                            []longhorn.InstanceManager
+		ver                            longhorn.Version
+		src                            string
+		volErr, verErr, engErr, repErr error
+		vaErr, imErr                   error
+	)
+	run := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
 	}
-	ver, src, err := ReadVersion(ctx, c, ns)
-	if err != nil {
-		return nil, err
+	run(func() { vols, volErr = ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, ns, o.Selector, o.PageSize) })
+	run(func() { ver, src, verErr = ReadVersion(ctx, c, ns) })
+	run(func() { st.Engines, engErr = ListAll[longhorn.Engine](ctx, c, longhorn.Engines, ns, "", o.PageSize) })
+	run(func() { st.Replicas, repErr = ListAll[longhorn.Replica](ctx, c, longhorn.Replicas, ns, "", o.PageSize) })
+	// Listed before the version is known; dropped, errors included, when
+	// the version says this Longhorn has no attachments.
+	run(func() {
+		st.VolumeAttachments, vaErr = ListAll[longhorn.VolumeAttachment](ctx, c, longhorn.VolumeAttachments, ns, "", o.PageSize)
+	})
+	run(func() {
+		ims, imErr = ListAll[longhorn.InstanceManager](ctx, c, longhorn.InstanceManagers, ns, "", o.PageSize)
+	})
+	wg.Wait()
+
+	switch {
+	case volErr != nil:
+		return nil, volErr
+	case verErr != nil:
+		return nil, verErr
 	}
 	st.Version, st.VersionSource = ver, src
 	if !ver.Known() {
 		if len(vols) == 0 {
-			return nil, fmt.Errorf("no Longhorn found in namespace %q (no volumes and no %s setting): is the namespace right? Use -n", ns, longhorn.VersionSetting)
+			return nil, noLonghorn(ns)
 		}
 		warnf("Longhorn version unknown (%s): findings are reported, no repair is proposed", src)
 	}
-
 	want, err := selectVolumes(vols, o)
 	if err != nil {
 		return nil, err
 	}
-	if want != nil {
-		kept := vols[:0]
-		for _, v := range vols {
-			if want[v.Name] {
-				kept = append(kept, v)
-			}
-		}
-		vols = kept
-	}
 	st.Volumes = vols
-
-	if st.Engines, err = ListAll[longhorn.Engine](ctx, c, longhorn.Engines, ns, "", o.PageSize); err != nil {
-		return nil, err
-	}
-	if st.Replicas, err = ListAll[longhorn.Replica](ctx, c, longhorn.Replicas, ns, "", o.PageSize); err != nil {
-		return nil, err
-	}
-	if !ver.Known() || ver.HasVolumeAttachments() {
-		st.VolumeAttachments, err = ListAll[longhorn.VolumeAttachment](ctx, c, longhorn.VolumeAttachments, ns, "", o.PageSize)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-	}
-	ims, err := ListAll[longhorn.InstanceManager](ctx, c, longhorn.InstanceManagers, ns, "", o.PageSize)
 	switch {
-	case err == nil:
+	case engErr != nil:
+		return nil, engErr
+	case repErr != nil:
+		return nil, repErr
+	}
+	switch {
+	case ver.Known() && !ver.HasVolumeAttachments():
+		st.VolumeAttachments = nil
+	case vaErr != nil && !apierrors.IsNotFound(vaErr):
+		return nil, vaErr
+	case vaErr != nil:
+		st.VolumeAttachments = nil
+	}
+	if imErr == nil {
 		st.InstanceManagers, st.InstanceManagersRead = ims, true
-	default:
-		warnf("instance managers not read, orphan engine processes not checked: %v", err)
+	} else {
+		warnf("instance managers not read, orphan engine processes not checked: %v", imErr)
 	}
 	if want != nil {
-		st.Engines = filterByVolume(st.Engines, want, func(e *longhorn.Engine) string { return volumeOf(e.Spec.VolumeName, e.Labels) })
-		st.Replicas = filterByVolume(st.Replicas, want, func(r *longhorn.Replica) string { return volumeOf(r.Spec.VolumeName, r.Labels) })
-		st.VolumeAttachments = filterByVolume(st.VolumeAttachments, want, func(va *longhorn.VolumeAttachment) string { return volumeOf(va.Spec.Volume, nil, va.Name) })
+		st.Engines = filterByVolume(st.Engines, want)
+		st.Replicas = filterByVolume(st.Replicas, want)
+		st.VolumeAttachments = filterByVolume(st.VolumeAttachments, want)
 	}
 	return st, nil
+}
+
+func loadNamed(ctx context.Context, c *Client, o LoadOptions, warnf func(string, ...any)) (*longhorn.State, error) {
+	st, err := ReadVolumes(ctx, c, o.Namespace, o.Volumes)
+	var nf *NotFoundError
+	switch {
+	case errors.As(err, &nf) && len(st.Volumes) == 0 && !st.Version.Known():
+		return nil, noLonghorn(o.Namespace)
+	case err != nil:
+		return nil, err
+	}
+	if !st.Version.Known() {
+		warnf("Longhorn version unknown (%s): findings are reported, no repair is proposed", st.VersionSource)
+	}
+	return st, nil
+}
+
+func noLonghorn(ns string) error {
+	return fmt.Errorf("no Longhorn found in namespace %q (no volumes and no %s setting): is the namespace right? Use -n", ns, longhorn.VersionSetting)
 }
 
 // Partial reports whether the state covers only some volumes, in which case
@@ -129,6 +177,9 @@ func ReadVersion(ctx context.Context, c *Client, ns string) (longhorn.Version, s
 	return v, "setting " + longhorn.VersionSetting, nil
 }
 
+// selectVolumes is the set of volumes kept by name (offline reads; a live
+// read of named volumes reads only them) or by selector; nil keeps every
+// volume. Unknown names are a NotFoundError.
 func selectVolumes(vols []longhorn.Volume, o LoadOptions) (map[string]bool, error) {
 	if len(o.Volumes) == 0 {
 		if o.Selector == "" {
@@ -162,25 +213,13 @@ func selectVolumes(vols []longhorn.Volume, o LoadOptions) (map[string]bool, erro
 	return want, nil
 }
 
-func filterByVolume[T any](items []T, want map[string]bool, vol func(*T) string) []T {
+// filterByVolume keeps the objects whose volume (longhorn.VolumeOf) is wanted.
+func filterByVolume[T any](items []T, want map[string]bool) []T {
 	kept := items[:0]
 	for i := range items {
-		if want[vol(&items[i])] {
+		if want[longhorn.VolumeOf(&items[i])] {
 			kept = append(kept, items[i])
 		}
 	}
 	return kept
-}
-
-func volumeOf(specName string, lbls map[string]string, fallback ...string) string {
-	if specName != "" {
-		return specName
-	}
-	if v := lbls[longhorn.VolumeLabel]; v != "" {
-		return v
-	}
-	if len(fallback) > 0 {
-		return fallback[0]
-	}
-	return ""
 }

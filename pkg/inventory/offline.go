@@ -358,9 +358,9 @@ func selectOffline(st *longhorn.State, o OfflineOptions) error {
 		}
 	}
 	st.Volumes = kept
-	st.Engines = filterByVolume(st.Engines, want, func(e *longhorn.Engine) string { return volumeOf(e.Spec.VolumeName, e.Labels) })
-	st.Replicas = filterByVolume(st.Replicas, want, func(r *longhorn.Replica) string { return volumeOf(r.Spec.VolumeName, r.Labels) })
-	st.VolumeAttachments = filterByVolume(st.VolumeAttachments, want, func(va *longhorn.VolumeAttachment) string { return volumeOf(va.Spec.Volume, nil, va.Name) })
+	st.Engines = filterByVolume(st.Engines, want)
+	st.Replicas = filterByVolume(st.Replicas, want)
+	st.VolumeAttachments = filterByVolume(st.VolumeAttachments, want)
 	return nil
 }
 

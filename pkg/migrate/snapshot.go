@@ -2,14 +2,9 @@ package migrate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -40,68 +35,23 @@ func (e *notFoundError) Error() string {
 	return fmt.Sprintf("%s %q not found in namespace %q", e.kind, e.name, e.ns)
 }
 
-// readSnapshot reads the volume and what belongs to it.
+// readSnapshot reads the volume and what belongs to it with inventory's
+// per-volume reader.
 func readSnapshot(ctx context.Context, c *inventory.Client, ns, vol string, ver longhorn.Version) (*snapshot, error) {
-	s := &snapshot{version: ver, read: time.Now()}
-	raw, err := c.REST.Get().Namespace(ns).Resource(longhorn.Volumes.Plural).Name(vol).DoRaw(ctx)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, &notFoundError{"volume", vol, ns}
-	case err != nil:
-		return nil, cmdutil.Explain(err, "get", longhorn.Volumes.GroupResource(), ns)
+	r, err := inventory.ReadVolumeAt(ctx, c, ns, vol, ver, "setting "+longhorn.VersionSetting)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(raw, &s.volume); err != nil {
-		return nil, fmt.Errorf("decoding volume %q: %w", vol, err)
+	if !r.Found {
+		return nil, &notFoundError{"volume", vol, ns}
+	}
+	st := r.State
+	s := &snapshot{version: ver, read: st.Now, volume: st.Volumes[0], engines: st.Engines, replicas: st.Replicas}
+	if len(st.VolumeAttachments) > 0 {
+		s.va = &st.VolumeAttachments[0]
 	}
 	s.kube = s.volume.Status.KubernetesStatus
-
-	sel := longhorn.VolumeLabel + "=" + vol
-	engines, err := inventory.ListAll[longhorn.Engine](ctx, c, longhorn.Engines, ns, sel, 0)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range engines {
-		if e.Spec.VolumeName == "" || e.Spec.VolumeName == vol {
-			s.engines = append(s.engines, e)
-		}
-	}
-	sort.SliceStable(s.engines, func(i, j int) bool { return olderEngine(&s.engines[i], &s.engines[j]) })
-	replicas, err := inventory.ListAll[longhorn.Replica](ctx, c, longhorn.Replicas, ns, sel, 0)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range replicas {
-		if r.Spec.VolumeName == "" || r.Spec.VolumeName == vol {
-			s.replicas = append(s.replicas, r)
-		}
-	}
-	sort.SliceStable(s.replicas, func(i, j int) bool { return s.replicas[i].Name < s.replicas[j].Name })
-
-	if ver.HasVolumeAttachments() {
-		va, err := inventory.Get[longhorn.VolumeAttachment](ctx, c, longhorn.VolumeAttachments, ns, vol)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return nil, cmdutil.Explain(err, "get", longhorn.VolumeAttachments.GroupResource(), ns)
-		default:
-			s.va = va
-		}
-	}
 	return s, nil
-}
-
-// olderEngine orders engines oldest first: deterministic -e-N suffixes when
-// both have one, else creation time, else name.
-func olderEngine(a, b *longhorn.Engine) bool {
-	na, oka := a.EngineSuffix()
-	nb, okb := b.EngineSuffix()
-	if oka && okb && na != nb {
-		return na < nb
-	}
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	return a.Name < b.Name
 }
 
 // activeEngines are engines with spec.active and no deletionTimestamp.

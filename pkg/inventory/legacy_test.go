@@ -1,0 +1,74 @@
+package inventory_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// sequentialLoad is the namespace read as it was before the LISTs ran at
+// once and pages were fetched ahead: one resource after the other, one page
+// after the other. TestReadPathsAgree compares the two.
+func sequentialLoad(ctx context.Context, c *inventory.Client, ns string, pageSize int) (*longhorn.State, error) {
+	st := &longhorn.State{Namespace: ns, Now: time.Now()}
+	var err error
+	if st.Volumes, err = sequentialList[longhorn.Volume](ctx, c, longhorn.Volumes, ns, pageSize); err != nil {
+		return nil, err
+	}
+	if st.Version, st.VersionSource, err = inventory.ReadVersion(ctx, c, ns); err != nil {
+		return nil, err
+	}
+	if st.Engines, err = sequentialList[longhorn.Engine](ctx, c, longhorn.Engines, ns, pageSize); err != nil {
+		return nil, err
+	}
+	if st.Replicas, err = sequentialList[longhorn.Replica](ctx, c, longhorn.Replicas, ns, pageSize); err != nil {
+		return nil, err
+	}
+	if !st.Version.Known() || st.Version.HasVolumeAttachments() {
+		st.VolumeAttachments, err = sequentialList[longhorn.VolumeAttachment](ctx, c, longhorn.VolumeAttachments, ns, pageSize)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	if ims, err := sequentialList[longhorn.InstanceManager](ctx, c, longhorn.InstanceManagers, ns, pageSize); err == nil {
+		st.InstanceManagers, st.InstanceManagersRead = ims, true
+	}
+	return st, nil
+}
+
+func sequentialList[T any](ctx context.Context, c *inventory.Client, res longhorn.Resource, ns string, pageSize int) ([]T, error) {
+	if pageSize <= 0 {
+		pageSize = 500
+	}
+	var out []T
+	cont := ""
+	for {
+		req := c.REST.Get().Namespace(ns).Resource(res.Plural).Param("limit", strconv.Itoa(pageSize))
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		raw, err := req.DoRaw(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Items []T `json:"items"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if cont = page.Metadata.Continue; cont == "" {
+			return out, nil
+		}
+	}
+}

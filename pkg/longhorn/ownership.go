@@ -1,0 +1,61 @@
+package longhorn
+
+import "sort"
+
+// VolumeOf names the volume an object belongs to, with the one rule every
+// reader and the detector share: a volume is its own name; an engine or a
+// replica belongs to spec.volumeName, else to its longhornvolume label (the
+// label is what longhorn-manager lists them by); an attachment belongs to
+// spec.volume, else to its name (Longhorn names it after the volume). ""
+// when the object names no volume.
+func VolumeOf(obj any) string {
+	switch o := obj.(type) {
+	case *Volume:
+		return o.Name
+	case *Engine:
+		return orLabel(o.Spec.VolumeName, o.Labels)
+	case *Replica:
+		return orLabel(o.Spec.VolumeName, o.Labels)
+	case *VolumeAttachment:
+		if o.Spec.Volume != "" {
+			return o.Spec.Volume
+		}
+		return o.Name
+	}
+	return ""
+}
+
+func orLabel(specName string, labels map[string]string) string {
+	if specName != "" {
+		return specName
+	}
+	return labels[VolumeLabel]
+}
+
+// OlderEngine orders engines oldest first: by creation time, then (same
+// second, or no timestamps) legacy random names before deterministic -e-N
+// names and lower N first, then by name. It compares the key (time, has
+// suffix, N, name) lexicographically so that it is a total order: comparing
+// suffixes "when both have one" and times otherwise is not transitive once
+// random and deterministic names mix (after an upgrade to 1.4.4/1.5.2), and a
+// random 8-hex name can be all digits.
+func OlderEngine(a, b *Engine) bool {
+	ta, tb := a.CreationTimestamp.Time, b.CreationTimestamp.Time
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	na, oka := a.EngineSuffix()
+	nb, okb := b.EngineSuffix()
+	if oka != okb {
+		return !oka
+	}
+	if oka && na != nb {
+		return na < nb
+	}
+	return a.Name < b.Name
+}
+
+// SortEngines puts engines in OlderEngine order.
+func SortEngines(es []Engine) {
+	sort.SliceStable(es, func(i, j int) bool { return OlderEngine(&es[i], &es[j]) })
+}
