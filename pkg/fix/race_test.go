@@ -1,0 +1,172 @@
+package fix_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+const nodeC = "node-c"
+
+// requestMigration lands a migration request to node-c on vol while the
+// volume controller is held, so that Longhorn's next sync sees it: a drain's
+// CSI attach (spec.migrationNodeID up to 1.4, a second csi ticket from 1.5).
+func (e *simEnv) requestMigration(vol string) {
+	e.T.Helper()
+	hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
+	defer e.Sim.ClearFault(hold)
+	if err := e.Sim.Attach(e.Ctx, vol, nodeC); err != nil {
+		if e.Sim.Version().HasVolumeAttachments() {
+			e.T.Fatal(err)
+		}
+		// The REST API's checks refused; any client can still set the field.
+		e.T.Logf("attach refused (%v): setting spec.migrationNodeID", err)
+		_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
+			[]byte(`{"spec":{"migrationNodeID":"`+nodeC+`"}}`), metav1.PatchOptions{})
+		if err != nil {
+			e.T.Fatal(err)
+		}
+	}
+	if e.Sim.Version().HasVolumeAttachments() {
+		e.WaitFor("migration requested", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+			return v.Spec.MigrationNodeID == nodeC
+		})
+	}
+}
+
+// noDataLost fails the test if lhsim wiped any data directory of vol.
+func (e *simEnv) noDataLost(vol string) {
+	e.T.Helper()
+	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
+		e.T.Errorf("data directories wiped: %v", w)
+	}
+	if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
+		e.T.Errorf("data lost: %t %v", lost, err)
+	}
+}
+
+// With the old order (the stale engine deactivated while its replicas are
+// still active), a migration request before Longhorn's next sync makes the
+// revert delete those active replicas and wipe the directories the
+// survivor's replicas share: what Longhorn 1.4.3's own controller did.
+// lhsim must agree, or the tests below prove nothing.
+func TestOldOrderMigrationRequestWipes(t *testing.T) {
+	for _, version := range []string{"v1.4.3", "v1.5.3"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, version)
+			if err := e.Sim.AddNode(e.Ctx, nodeC, lhsim.NodeOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			vol := "vol-old-order"
+			old, _ := e.produceBug(vol)
+			hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
+			_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, old, types.JSONPatchType,
+				[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Sim.ClearFault(hold)
+			e.requestMigration(vol)
+			e.Await("data wiped", func() bool { return len(e.Sim.WipedDirs(vol)) > 0 })
+		})
+	}
+}
+
+// A migration request landing after fix's plan or after any of its writes,
+// before Longhorn's next sync, wipes nothing: the replica flags are right
+// before the stale engine is deactivated, and a request seen before the
+// engine write stops the run in the inert two-engine state. After the
+// request is rolled back, a second run (where needed) converges.
+func TestMigrationRequestRacingTheRepair(t *testing.T) {
+	type point struct {
+		name  string
+		after int // -1: after the plan; k: after write k (0-based); -2: after the last write
+	}
+	points := []point{{"plan", -1}, {"first-write", 0}, {"last-replica-write", 3}, {"engine-write", -2}}
+	for _, version := range []string{"v1.3.3", "v1.4.3", "v1.5.1", "v1.5.3", "v1.10.0"} {
+		for _, p := range points {
+			t.Run(version+"/"+p.name, func(t *testing.T) {
+				t.Parallel()
+				e := newSim(t, version)
+				if err := e.Sim.AddNode(e.Ctx, nodeC, lhsim.NodeOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				vol := "vol-race"
+				old, mig := e.produceBug(vol)
+				_, _, rs := e.State(vol)
+				writes := len(rs) + 1 // every replica flag is wrong, then the engine
+				hookMu.Lock()
+				fired := false
+				n := 0
+				land := func() {
+					if !fired {
+						fired = true
+						e.requestMigration(vol)
+					}
+				}
+				if p.after == -1 {
+					fix.TestHooks.AfterPlan = land
+				} else {
+					fix.TestHooks.AfterWrite = func(string) {
+						if n == p.after || (p.after == -2 && n == writes-1) {
+							land()
+						}
+						n++
+					}
+				}
+				res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "3s")
+				fix.TestHooks.AfterPlan, fix.TestHooks.AfterWrite = nil, nil
+				hookMu.Unlock()
+				if !fired {
+					t.Fatalf("the migration request never landed (%d writes): %s", n, res)
+				}
+				if res.Code == fix.ExitOK {
+					t.Errorf("exit 0 although a migration was requested: %s", res)
+				}
+				if p.after != -2 && strings.Contains(res.Stdout, `engine.longhorn.io "`+old+`"`) {
+					t.Errorf("the stale engine was written after the request: %s", res.Stdout)
+				}
+				e.noDataLost(vol)
+
+				// Roll the request back (the drain gives up) and finish.
+				if err := e.Sim.Detach(e.Ctx, vol, nodeC); err != nil {
+					t.Logf("detach node-c: %v", err)
+					_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
+						[]byte(`{"spec":{"migrationNodeID":""}}`), metav1.PatchOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if p.after != -2 {
+					again := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "again"), "--timeout", "60s")
+					if again.Code != fix.ExitOK {
+						t.Fatalf("second run: exit %d", again.Code)
+					}
+				}
+				e.WaitFor("settled on node-b", vol, settled(nodeB))
+				_, es, _ := e.State(vol)
+				if len(es) != 1 || es[0].Name != mig {
+					t.Errorf("engines %v, want only %s", engineNames(es), mig)
+				}
+				e.noDataLost(vol)
+			})
+		}
+	}
+}
+
+func engineNames(es []longhorn.Engine) string {
+	out := make([]string, len(es))
+	for i := range es {
+		out[i] = fmt.Sprintf("%s@%s", es[i].Name, es[i].Spec.NodeID)
+	}
+	return strings.Join(out, ",")
+}
