@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -169,4 +170,92 @@ func engineNames(es []longhorn.Engine) string {
 		out[i] = fmt.Sprintf("%s@%s", es[i].Name, es[i].Spec.NodeID)
 	}
 	return strings.Join(out, ",")
+}
+
+// The documented delete applied by hand on 1.3/1.4: Longhorn removes the
+// survivor's inactive replicas, the old replicas stay active for the
+// deleted engine and every sync fails. fix points them at the remaining
+// engine; Longhorn then runs it with them and nothing is wiped.
+func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
+	for _, version := range []string{"v1.3.3", "v1.4.3"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, version)
+			vol := "vol-kb"
+			old, mig := e.produceBug(vol)
+			if err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Delete(e.Ctx, old, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitFor("survivor's replicas cleaned up, old ones dangling", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				if len(es) != 1 || es[0].Name != mig || len(rs) == 0 {
+					return false
+				}
+				for _, r := range rs {
+					if r.Spec.EngineName != old || !r.Spec.Active {
+						return false
+					}
+				}
+				return true
+			})
+			e.Await("start fails", func() bool {
+				return strings.Contains(e.Sim.LastSyncError(vol), "no healthy or scheduled replica for starting")
+			})
+			scan := clitestRun(e, "scan", vol, "-n", e.NS)
+			contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
+
+			res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
+			if res.Code != fix.ExitOK {
+				t.Fatalf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
+			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+			e.noDataLost(vol)
+		})
+	}
+}
+
+// A stale engine deleted while the flags are inverted (its finalizer still
+// pending): fix sets the flags while the engine exists; once it is gone
+// Longhorn removes only inactive replicas.
+func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
+	for _, version := range []string{"v1.4.3", "v1.5.3"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, version)
+			vol := "vol-pending"
+			old, mig := e.produceBug(vol)
+			stuck := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
+			if err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Delete(e.Ctx, old, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitFor("old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				o := engineOn(es, nodeA)
+				return o != nil && o.DeletionTimestamp != nil
+			})
+			res := e.fix(vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
+			if res.Code != fix.ExitOK {
+				t.Fatalf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, "activated", "deactivated")
+			if strings.Contains(res.Stdout, `engine.longhorn.io "`) {
+				t.Errorf("an engine was written: %s", res.Stdout)
+			}
+			e.Sim.ClearFault(stuck)
+			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			_, es, _ := e.State(vol)
+			if len(es) != 1 || es[0].Name != mig {
+				t.Errorf("engines %v", engineNames(es))
+			}
+			e.noDataLost(vol)
+		})
+	}
+}
+
+// clitestRun runs any command of the plugin against the test server.
+func clitestRun(e *simEnv, args ...string) clitest.Result {
+	e.T.Helper()
+	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
+	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
+	return res
 }

@@ -118,7 +118,9 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 			if !ok {
 				return r.report(failed)
 			}
-			fresh = next
+			if fresh.EngineWrites() {
+				fresh = next // the engines' current resourceVersions
+			}
 		}
 	}
 	if fresh.EngineWrites() {
