@@ -132,7 +132,7 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 	switch {
 	case r.DryRun == DryRunServer:
 		out.Result = ResultDryRun
-		out.Detail = fmt.Sprintf("server dry run accepted: would change %s and keep %s", strings.Join(out.Changed, ", "), fresh.Keep.Name)
+		out.Detail = fmt.Sprintf("server dry run accepted: would %s %s and keep %s", fresh.Action, strings.Join(out.Changed, ", "), fresh.Keep.Name)
 		return r.report(out)
 	case !r.Wait:
 		out.Result = ResultChanged
