@@ -288,6 +288,21 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	}
 }
 
+// ReleaseRepair is the engine action fix takes on release v for a v1 volume
+// stuck with two active engines when every check passes (after setting the
+// replica flags). On 1.5.0/1.5.1 it is delete for the stuck confirm's own
+// state (status.currentMigrationNodeID still the current node), deactivate
+// otherwise.
+func ReleaseRepair(v longhorn.Version) Action {
+	if !v.Known() || notRepairedOn(v, &longhorn.Volume{}) != "" {
+		return ActionNone
+	}
+	if v.Class() == longhorn.ClassL15a {
+		return ActionDelete
+	}
+	return ActionDeactivate
+}
+
 // notRepairedOn says why fix does not act on this release ("" when it does).
 // Fixed releases still refuse two active engines, so a volume stuck before
 // an upgrade stays stuck; the repair is the same there, up to the newest

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -124,7 +125,7 @@ func funcName(f func(string, string) *fixture.Objects) string {
 func funcEq(a, b func(string, string) *fixture.Objects) bool {
 	oa, ob := a("v1.4.3", "x"), b("v1.4.3", "x")
 	return len(oa.Engines) == len(ob.Engines) && len(oa.Deleting) == len(ob.Deleting) &&
-		oa.Volumes[0].Spec == ob.Volumes[0].Spec && oa.Volumes[0].Status == ob.Volumes[0].Status
+		reflect.DeepEqual(oa.Volumes[0].Spec, ob.Volumes[0].Spec) && reflect.DeepEqual(oa.Volumes[0].Status, ob.Volumes[0].Status)
 }
 
 // --strategy=delete is refused on 1.4 with the reason; deactivate is
