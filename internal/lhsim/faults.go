@@ -36,7 +36,25 @@ const (
 	// instance manager: the Engine CR goes away, the process stays (an
 	// orphan) until KillProcess.
 	OrphanProcess FaultKind = "OrphanProcess"
+	// HoldVolumeSync keeps the volume controller from syncing a matching
+	// volume (Volume "" = every volume) until the fault is cleared, as a
+	// busy or restarting longhorn-manager would: tests use it to land a
+	// request between a write and Longhorn's next sync. Engine is ignored.
+	HoldVolumeSync FaultKind = "HoldVolumeSync"
 )
+
+// held reports whether a HoldVolumeSync fault covers vol.
+func (s *Sim) held(vol string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, fe := range s.faults {
+		if !fe.cleared && fe.f.Kind == HoldVolumeSync && (fe.f.Volume == "" || fe.f.Volume == vol) {
+			fe.hits++
+			return true
+		}
+	}
+	return false
+}
 
 // Engine roles a Fault can target instead of an engine name. Roles are
 // judged when the fault would fire, among the volume's engines at that

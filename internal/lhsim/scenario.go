@@ -394,8 +394,9 @@ func (s *Sim) addTicket(ctx context.Context, vol, node string) error {
 	})
 }
 
-// checkTicketLimits is the 1.7+ webhook rule for csi tickets of a
-// migratable volume.
+// checkTicketLimits is the 1.7+ validating webhook's rule for a migratable
+// volume (v1.10.0 verifyTicketCountForMigratableVolume): it counts every
+// attachment ticket, whatever its type, in the VolumeAttachment as updated.
 func (s *Sim) checkTicketLimits(ctx context.Context, vol string, va *longhorn.VolumeAttachment) error {
 	vu, err := s.getLive(ctx, longhorn.Volumes, vol)
 	if err != nil {
@@ -408,11 +409,11 @@ func (s *Sim) checkTicketLimits(ctx context.Context, vol string, va *longhorn.Vo
 	if !isMigratable(v) {
 		return nil
 	}
-	csi := len(va.CSITickets())
-	if csi >= 2 {
+	n := len(va.Spec.AttachmentTickets) + 1 // with the ticket being added
+	if n > 2 {
 		return fmt.Errorf("admission webhook denied the request: cannot attach migratable volume %v to more than two nodes", vol)
 	}
-	if csi == 1 && v.Status.State != longhorn.VolumeStateAttached {
+	if n == 2 && v.Status.State != longhorn.VolumeStateAttached {
 		return fmt.Errorf("admission webhook denied the request: cannot attach migratable volume %v to a second node while it is in state %v", vol, v.Status.State)
 	}
 	return nil

@@ -484,6 +484,9 @@ func (s *Sim) process(ctx context.Context, k string) error {
 	}
 	switch kind {
 	case kindVolume:
+		if s.held(name) {
+			return nil // ClearFault enqueues every object again
+		}
 		return s.syncVolume(ctx, name)
 	case kindVA:
 		return s.syncVolumeAttachment(ctx, name)

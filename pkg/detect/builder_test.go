@@ -34,9 +34,12 @@ const (
 	chkStale      = CheckStaleElsewhere
 	chkRobustness = CheckRobustness
 	chkUpgrade    = CheckNoUpgrade
+	chkMigratable = CheckMigratableRWX
+	chkPending    = CheckNoAttachPending
+	chkSettled    = CheckReplicasSettled
 )
 
-var allChecks = []string{chkVersion, chkNoMigReq, chkCurrent, chkNoMigFly, chkSurvivor, chkStale, chkRobustness, chkUpgrade}
+var allChecks = []string{chkVersion, chkNoMigReq, chkCurrent, chkNoMigFly, chkMigratable, chkPending, chkSurvivor, chkStale, chkRobustness, chkSettled, chkUpgrade}
 
 // t0 is the reference "now" of every state.
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)

@@ -32,6 +32,11 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		multipleActive(st, v, engines, replicas, active, &f)
 	case len(pending) > 0:
 		pendingCleanup(st, v, replicas, active, pending, opts, &f)
+	case len(engines) == 1 && len(active) == 1 && v.Status.CurrentMigrationNodeID == "" &&
+		len(repointChanges(active[0].Name, replicas, engineSet(engines))) > 0:
+		// With currentMigrationNodeID set (1.5+) Longhorn finishes the
+		// confirm and switches the flags itself: the MigrationFinishing row.
+		danglingReplicas(st, v, active[0], replicas, &f)
 	case v.Spec.MigrationNodeID != "" || v.Status.SwitchoverState != "":
 		f.Type, f.Severity = TypeMigrationInFlight, SeverityInfo
 		if v.Status.SwitchoverState != "" {
@@ -106,15 +111,131 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 	switch {
 	case keep == "" || !inverted(keep, replicas):
 	case st.Version.HasCurrentMigrationNodeID() && cm != "" && cm == v.Status.CurrentNodeID && active[0].Spec.NodeID == cm:
-		// 1.5+ with the confirm unfinished (the L15a stuck state after the
-		// documented delete, §8.3): Longhorn re-enters the confirm once the
+		// 1.5+ with the confirm unfinished (the 1.5.0/1.5.1 stuck state after
+		// the documented delete): Longhorn re-enters the confirm once the
 		// engine is gone and flips the replicas itself; clean-up waits for it.
 		f.Reason += fmt.Sprintf("; the replica flags are still inverted (replicas of %s inactive): expected here, Longhorn flips them when it finishes the confirm (status.currentMigrationNodeID=%s)", keep, cm)
 	default:
+		// Once the engine is gone processMigration sees one engine and
+		// returns, nothing flips the replicas, and clean-up deletes the
+		// survivor's inactive replicas while the stale ones stay active,
+		// pointing at a deleted engine. Until then every sync stops at the
+		// BUG error (spec.active counts, deletion does not), so setting the
+		// flags right now is inert and leaves only inactive replicas to clean.
 		f.Severity = SeverityCritical
-		f.Reason = fmt.Sprintf("a stale engine (%s) is being deleted while the replica flags are inverted (replicas of %s inactive): on Longhorn 1.3/1.4 this deletes the serving engine's replicas; stop and recover the replica flags by hand (cf. longhorn#1988)",
-			strings.Join(names, ", "), keep)
+		f.Reason = fmt.Sprintf("a stale engine (%s) is being deleted while the replica flags are inverted (replicas of %s inactive): once it is gone Longhorn removes the replicas that back %s and leaves the stale ones active for a deleted engine; never delete a replica",
+			strings.Join(names, ", "), keep, keep)
+		f.Preconditions = preconditions(st, v, idxEngines(active, pending), replicas, active[0], names)
+		if why := notRepairedOn(st.Version, v); why != "" {
+			f.Reason += "; " + why + "; recover by hand: see docs/troubleshooting-two-active-engines.md"
+			return
+		}
+		if failed := firstFailed(f.Preconditions); failed != nil {
+			f.Reason += "; not safe to repair: " + failed.Name + " (" + failed.Detail + "); see docs/troubleshooting-two-active-engines.md"
+			return
+		}
+		f.Action = ActionSetReplicas
+		f.ReplicaChanges = flipChanges(keep, replicas)
+		f.Reason += fmt.Sprintf("; fix sets the replica flags right now (%s active, the others inactive), while the engine still exists", keep)
 	}
+}
+
+func idxEngines(groups ...[]*longhorn.Engine) []*longhorn.Engine {
+	var out []*longhorn.Engine
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// danglingReplicas handles the state the documented delete leaves on
+// 1.3/1.4: the one remaining engine has lost its replicas to clean-up while
+// the stale engine's replicas stay active, naming an engine that is gone.
+// Every sync fails with "no healthy or scheduled replica for starting", and
+// a migration request now would make Longhorn's revert delete those active
+// replicas, wiping their data. Pointing them at the remaining engine is what
+// Longhorn's own start path needs (it builds the engine's replica map from
+// the replicas naming it).
+func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+	f.Type, f.Severity = TypeDanglingReplicas, SeverityCritical
+	f.Keep = e.Name
+	markRoles(f, e.Name, nil)
+	have := map[string]bool{e.Name: true}
+	var gone, names []string
+	seen := map[string]bool{}
+	for _, r := range sortedReplicas(replicas) {
+		if dangling(r, have) {
+			names = append(names, r.Name)
+			if !seen[r.Spec.EngineName] {
+				seen[r.Spec.EngineName] = true
+				gone = append(gone, r.Spec.EngineName)
+			}
+		}
+	}
+	f.Reason = fmt.Sprintf("engine %s has no active replica of its own while replicas %s stay active for engine %s, which no longer exists (the stale engine was deleted by hand before the replica flags were switched); Longhorn cannot start or rebuild the volume (\"no healthy or scheduled replica for starting\"), and a migration request now would delete those replicas with their data; never delete a replica",
+		e.Name, strings.Join(names, ", "), strings.Join(gone, ", "))
+
+	cur := v.Status.CurrentNodeID
+	var cs []Check
+	add := func(name string, ok bool, failure, detail string) {
+		c := Check{Name: name, OK: ok, Detail: detail}
+		if !ok {
+			c.Failure = failure
+		}
+		cs = append(cs, c)
+	}
+	add(CheckVersionKnown, st.Version.Known(),
+		fmt.Sprintf("the Longhorn version is unknown (%s): what is safe depends on the release", st.Version.String()),
+		fmt.Sprintf("current-longhorn-version is %s", st.Version.String()))
+	add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "",
+		fmt.Sprintf("a migration to %s is requested (spec.migrationNodeID)", v.Spec.MigrationNodeID),
+		fmt.Sprintf("spec.migrationNodeID=%q", v.Spec.MigrationNodeID))
+	add(CheckCurrentNode, cur != "" && cur == v.Spec.NodeID,
+		fmt.Sprintf("status.currentNodeID %q and spec.nodeID %q are not one known node", cur, v.Spec.NodeID),
+		fmt.Sprintf("status.currentNodeID=%q spec.nodeID=%q", cur, v.Spec.NodeID))
+	add(CheckNoMigrationInFlight, v.Status.CurrentMigrationNodeID == "",
+		fmt.Sprintf("status.currentMigrationNodeID is %s: Longhorn has not finished a migration", v.Status.CurrentMigrationNodeID),
+		fmt.Sprintf("status.currentMigrationNodeID=%q", v.Status.CurrentMigrationNodeID))
+	add(CheckNoAttachPending, v.Status.PendingNodeID == "" || v.Status.PendingNodeID == cur,
+		fmt.Sprintf("an attach to %s is pending (status.pendingNodeID)", v.Status.PendingNodeID),
+		fmt.Sprintf("status.pendingNodeID=%q", v.Status.PendingNodeID))
+	add(CheckEngineOnCurrentNode, e.Spec.NodeID == cur,
+		fmt.Sprintf("%s is on %q, not on the current node %q", e.Name, e.Spec.NodeID, cur),
+		fmt.Sprintf("%s on %q", e.Name, e.Spec.NodeID))
+	usable, blocked := 0, ""
+	for _, r := range sortedReplicas(replicas) {
+		if !dangling(r, have) {
+			continue
+		}
+		switch {
+		case r.DeletionTimestamp != nil:
+			blocked = r.Name + " is being deleted"
+		case r.Spec.FailedAt == "" && r.Spec.NodeID != "":
+			usable++
+		}
+	}
+	if blocked != "" {
+		add(CheckRepointUsable, false, blocked+": it cannot be repointed", blocked)
+	} else {
+		add(CheckRepointUsable, usable > 0, "no replica to repoint is both healthy and scheduled",
+			fmt.Sprintf("%d of %d not failed and scheduled", usable, len(names)))
+	}
+	add(CheckNoUpgrade, !v.UpgradePending(),
+		fmt.Sprintf("an engine image upgrade is pending (%q, current %q): repair after it finishes", v.WantedImage(), v.Status.CurrentImage),
+		fmt.Sprintf("image %q, current %q", v.WantedImage(), v.Status.CurrentImage))
+	f.Preconditions = cs
+
+	if why := notRepairedOn(st.Version, v); why != "" {
+		f.Reason += "; " + why + "; recover by hand: see docs/troubleshooting-two-active-engines.md"
+		return
+	}
+	if failed := firstFailed(cs); failed != nil {
+		f.Reason += "; not safe to repair because " + failed.Failure + "; recover by hand: see docs/troubleshooting-two-active-engines.md"
+		return
+	}
+	f.Action = ActionSetReplicas
+	f.ReplicaChanges = repointChanges(e.Name, replicas, have)
+	f.Reason += fmt.Sprintf("; fix points them at %s (spec.engineName), pinned by uid and resourceVersion", e.Name)
 }
 
 // multipleActive handles the #6642 rows: pick the survivor from
@@ -148,7 +269,7 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	// Without a survivor no engine is known to be stale: one of them serves I/O.
 	markRoles(f, f.Keep, f.Stale)
 
-	f.Preconditions = preconditions(st, v, engines, survivor, stale)
+	f.Preconditions = preconditions(st, v, engines, replicas, survivor, stale)
 	bug := fmt.Sprintf("%d engines have spec.active=true (%s); every sync of this volume fails with \"BUG: found the second active engine\"",
 		len(active), strings.Join(engineNames(active), ", "))
 
@@ -156,33 +277,75 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	case v.DataEngineName() == longhorn.DataEngineV2 && st.Version.V2Switchover():
 		f.Reason = bug + "; this is a v2 volume on Longhorn " + st.Version.String() + " (engine switchover variant, longhorn#13951): report it to Longhorn, no automatic fix"
 		return
-	case cls == longhorn.ClassL14f || cls == longhorn.ClassL15f:
-		f.Reason = bug + "; Longhorn " + st.Version.String() + " has the fix for longhorn#6642, so this state does not come from a confirm: no automatic fix, report it with this evidence"
+	}
+	if why := notRepairedOn(st.Version, v); why != "" {
+		f.Reason = bug + "; " + why
 		return
 	}
 	if failed := firstFailed(f.Preconditions); failed != nil {
 		f.Reason = bug + "; not safe to repair because " + failed.Failure
 		return
 	}
-	switch cls {
-	case longhorn.ClassL13, longhorn.ClassL14a:
-		f.Action = ActionDeactivate
-		f.Reason = bug + fmt.Sprintf("; keep %s on current node %s and set spec.active=false on %s: on Longhorn %s deleting it would skip the replica flip and let Longhorn delete the replicas that hold the data, while deactivating lets Longhorn finish the confirm itself",
-			f.Keep, serving, strings.Join(stale, ", "), st.Version.String())
-	case longhorn.ClassL15a:
-		f.Action = ActionDelete
-		f.Reason = bug + fmt.Sprintf("; keep %s on current node %s and delete %s (the documented workaround): status.currentMigrationNodeID is still set, so Longhorn re-enters the confirm and flips the replicas",
-			f.Keep, serving, strings.Join(stale, ", "))
-	default:
-		f.Reason = bug + "; Longhorn version " + st.Version.String() + " is not one this tool repairs: no automatic fix"
+	f.ReplicaChanges = flipChanges(f.Keep, replicas)
+	flags := "the replica flags are already right"
+	if len(f.ReplicaChanges) > 0 {
+		flags = fmt.Sprintf("first set the replica flags right (%s active, the others inactive: inert while two engines are active)", f.Keep)
 	}
+	cm := v.Status.CurrentMigrationNodeID
+	switch {
+	case cls == longhorn.ClassL15a && cm != "" && cm == v.Status.CurrentNodeID:
+		f.Action = ActionDelete
+		f.Reason = bug + fmt.Sprintf("; keep %s on current node %s, %s, then delete %s (the documented workaround): status.currentMigrationNodeID is still set, so Longhorn re-enters the confirm",
+			f.Keep, serving, flags, strings.Join(stale, ", "))
+	default:
+		f.Action = ActionDeactivate
+		f.Reason = bug + fmt.Sprintf("; keep %s on current node %s, %s, then set spec.active=false on %s: Longhorn %s then finishes the confirm itself and removes only inactive replicas",
+			f.Keep, serving, flags, strings.Join(stale, ", "), st.Version.String())
+		if cls.Fixed() {
+			f.Reason += " (the volume got stuck before an upgrade: this release no longer creates the state, but still refuses two active engines)"
+		}
+	}
+}
+
+// ReleaseRepair is the engine action fix takes on release v for a v1 volume
+// stuck with two active engines when every check passes (after setting the
+// replica flags). On 1.5.0/1.5.1 it is delete for the stuck confirm's own
+// state (status.currentMigrationNodeID still the current node), deactivate
+// otherwise.
+func ReleaseRepair(v longhorn.Version) Action {
+	if !v.Known() || notRepairedOn(v, &longhorn.Volume{}) != "" {
+		return ActionNone
+	}
+	if v.Class() == longhorn.ClassL15a {
+		return ActionDelete
+	}
+	return ActionDeactivate
+}
+
+// notRepairedOn says why fix does not act on this release ("" when it does).
+// Fixed releases still refuse two active engines, so a volume stuck before
+// an upgrade stays stuck; the repair is the same there, up to the newest
+// release whose controller was run after it.
+func notRepairedOn(ver longhorn.Version, v *longhorn.Volume) string {
+	switch cls := ver.Class(); {
+	case cls == longhorn.ClassL13, cls == longhorn.ClassL14a, cls == longhorn.ClassL15a, cls == longhorn.ClassUnknown:
+		// an unknown version fails the first precondition instead
+		return ""
+	case !cls.Fixed():
+		return "Longhorn version " + ver.String() + " is not one this tool repairs: no automatic fix"
+	case v.DataEngineName() != longhorn.DataEngineV1:
+		return "this is a " + v.DataEngineName() + " volume on Longhorn " + ver.String() + ", whose confirm repoints replicas instead of switching their flags: no automatic fix, report it to Longhorn with this evidence"
+	case ver.AtLeast(1, 11, 0):
+		return "the repair has not been proven on Longhorn " + ver.String() + " (newest release proven: 1.10): no automatic fix, report it with this evidence (see docs/troubleshooting-two-active-engines.md)"
+	}
+	return ""
 }
 
 // preconditions evaluates §8.4 in order. Every check is reported, passed or
 // not, so the evidence shows why an action is or is not safe. Each is a name
 // that reads as the requirement, the observed value, and (when it fails) a
 // sentence that reads as the failure; a new precondition needs only those.
-func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, survivor *longhorn.Engine, stale []string) []Check {
+func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, survivor *longhorn.Engine, stale []string) []Check {
 	var cs []Check
 	add := func(name string, ok bool, failure, detail string) {
 		c := Check{Name: name, OK: ok, Detail: detail}
@@ -214,11 +377,25 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 			fmt.Sprintf("status.currentNodeID=%q spec.nodeID=%q", cur, v.Spec.NodeID))
 	}
 
+	// The residue of the stuck confirm (currentMigrationNodeID == the node
+	// that now serves) re-enters the confirm; any other value is a migration.
 	cm := v.Status.CurrentMigrationNodeID
-	cmOK := cm == "" || (st.Version.Class() == longhorn.ClassL15a && cm == cur)
+	cmOK := cm == "" || (st.Version.HasCurrentMigrationNodeID() && cm == cur)
 	add(CheckNoMigrationInFlight, cmOK,
 		fmt.Sprintf("status.currentMigrationNodeID is %s: Longhorn has not finished a migration", cm),
 		fmt.Sprintf("status.currentMigrationNodeID=%q", cm))
+	// Without both, processMigration never runs: a deactivated engine would
+	// stay for ever while the inactive replicas are cleaned up.
+	add(CheckMigratableRWX, v.Spec.Migratable && v.Spec.AccessMode == longhorn.AccessModeRWX,
+		fmt.Sprintf("the volume is not migratable rwx (spec.migratable=%t, spec.accessMode=%q): Longhorn never finishes the confirm for it", v.Spec.Migratable, v.Spec.AccessMode),
+		fmt.Sprintf("spec.migratable=%t spec.accessMode=%q", v.Spec.Migratable, v.Spec.AccessMode))
+	// GetNewCurrentEngineAndExtras also matches status.pendingNodeID: with
+	// another node there it finds two candidates, gives up, and the same
+	// sync cleans up replicas.
+	pn := v.Status.PendingNodeID
+	add(CheckNoAttachPending, pn == "" || pn == cur,
+		fmt.Sprintf("an attach to %s is pending (status.pendingNodeID): Longhorn would find two candidate engines and clean up replicas", pn),
+		fmt.Sprintf("status.pendingNodeID=%q", pn))
 
 	serving := servingNode(st, v)
 	switch {
@@ -237,6 +414,10 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 			failure = fmt.Sprintf("%d engines are on the current node %s: which one serves I/O is ambiguous", n, serving)
 		}
 		add(CheckOneRunningEngine, false, failure, fmt.Sprintf("%d engines have spec.nodeID=%q", n, serving))
+	case survivor.Spec.NodeID != serving:
+		add(CheckOneRunningEngine, false,
+			fmt.Sprintf("%s is on %s, not on the current node %s", survivor.Name, survivor.Spec.NodeID, serving),
+			fmt.Sprintf("%s is on %q, not on %q", survivor.Name, survivor.Spec.NodeID, serving))
 	case survivor.Deleting():
 		add(CheckOneRunningEngine, false,
 			fmt.Sprintf("%s, the engine on the current node, is being deleted", survivor.Name),
@@ -281,9 +462,17 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	}
 	add(CheckStaleElsewhere, staleOK, failure, strings.Join(detail, ", "))
 
-	add(CheckRobustness, v.RobustnessUsable(),
-		fmt.Sprintf("status.robustness is %q: Longhorn does not report usable replicas for this volume", v.Status.Robustness),
-		fmt.Sprintf("status.robustness=%q", v.Status.Robustness))
+	rw := 0
+	if survivor != nil {
+		rw = survivorRW(survivor, replicas)
+	}
+	add(CheckRobustness, rw > 0,
+		fmt.Sprintf("%s has no RW replica of its own: Longhorn would find the volume faulted", orNone(nameOf(survivor))),
+		fmt.Sprintf("Longhorn recomputes it from the survivor's replica modes: %d RW replica(s) of %s (status.robustness=%q, not updated while stuck)",
+			rw, orNone(nameOf(survivor)), v.Status.Robustness))
+	add(CheckReplicasSettled, settled(replicas, engines),
+		"a replica is being deleted or names an engine the volume does not have: "+settledDetail(replicas, engines),
+		settledDetail(replicas, engines))
 	add(CheckNoUpgrade, !v.UpgradePending(),
 		fmt.Sprintf("an engine image upgrade is pending (%q, current %q): repair after it finishes", v.WantedImage(), v.Status.CurrentImage),
 		fmt.Sprintf("image %q, current %q", v.WantedImage(), v.Status.CurrentImage))
@@ -300,6 +489,40 @@ func servingNode(st *longhorn.State, v *longhorn.Volume) string {
 		return v.ServingNodeID()
 	}
 	return v.Status.CurrentNodeID
+}
+
+func nameOf(e *longhorn.Engine) string {
+	if e == nil {
+		return ""
+	}
+	return e.Name
+}
+
+// settled: no replica is being deleted and every replica names an engine
+// of the volume. fix never writes a replica Longhorn is deleting.
+func settled(replicas []*longhorn.Replica, engines []*longhorn.Engine) bool {
+	return settledDetail(replicas, engines) == "none being deleted, all on existing engines"
+}
+
+func settledDetail(replicas []*longhorn.Replica, engines []*longhorn.Engine) string {
+	have := engineSet(engines)
+	for _, r := range sortedReplicas(replicas) {
+		switch {
+		case r.DeletionTimestamp != nil:
+			return fmt.Sprintf("replica %s is being deleted", r.Name)
+		case !have[r.Spec.EngineName]:
+			return fmt.Sprintf("replica %s names engine %q, which the volume does not have", r.Name, r.Spec.EngineName)
+		}
+	}
+	return "none being deleted, all on existing engines"
+}
+
+func engineSet(engines []*longhorn.Engine) map[string]bool {
+	m := map[string]bool{}
+	for _, e := range engines {
+		m[e.Name] = true
+	}
+	return m
 }
 
 func firstFailed(cs []Check) *Check {

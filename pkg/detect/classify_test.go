@@ -235,11 +235,20 @@ func TestPendingCleanup(t *testing.T) {
 				s.setReplicasActive(s.engA, true)
 				s.setReplicasActive(s.engB, false)
 				res, f := s.classify(t)
-				if f.Type != TypePendingCleanup || f.Severity != SeverityCritical || f.Action != ActionWait {
-					t.Fatalf("got %s/%s/%s, want PendingCleanup/critical/wait", f.Type, f.Severity, f.Action)
+				// Inert while the engine exists (every sync stops at the BUG
+				// error): fix sets the flags right before it is gone.
+				want := ActionSetReplicas
+				if !vc.parsed().Known() || notRepairedOn(vc.parsed(), s.volume()) != "" {
+					want = ActionWait
+				}
+				if f.Type != TypePendingCleanup || f.Severity != SeverityCritical || f.Action != want {
+					t.Fatalf("got %s/%s/%s, want PendingCleanup/critical/%s: %s", f.Type, f.Severity, f.Action, want, f.Reason)
 				}
 				if !res.NeedsAttention() || !strings.Contains(f.Reason, "inverted") {
 					t.Errorf("NeedsAttention=%t reason=%s", res.NeedsAttention(), f.Reason)
+				}
+				if want == ActionSetReplicas {
+					assertFlip(t, f, s)
 				}
 			})
 		})
@@ -303,10 +312,10 @@ func TestTwoActiveEngines(t *testing.T) {
 	}{
 		{vcL13, ActionDeactivate, "spec.active=false", true},
 		{vcL14a, ActionDeactivate, "spec.active=false", true},
-		{vcL14f, ActionNone, "has the fix", true},
+		{vcL14f, ActionDeactivate, "stuck before an upgrade", true},
 		{vcL15a, ActionDelete, "delete", true},
-		{vcL15f, ActionNone, "has the fix", true},
-		{vcL16, ActionNone, "has the fix", true},
+		{vcL15f, ActionDeactivate, "stuck before an upgrade", true},
+		{vcL16, ActionDeactivate, "stuck before an upgrade", true},
 		{vcUnknown, ActionNone, "the Longhorn version is unknown", false},
 		{vcV2, ActionNone, "v2 volume", true},
 	}
@@ -579,16 +588,45 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 			noSurvivor: true,
 		},
 		{
-			name:      "robustness faulted",
-			mutate:    func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessFaulted },
+			// Longhorn recomputes robustness from the survivor's modes in the
+			// sync after the repair: no RW replica of its own, no confirm.
+			name: "survivor has no RW replica of its own",
+			mutate: func(s *scenario) {
+				e := s.engine(s.engB)
+				for r := range e.Status.ReplicaModeMap {
+					e.Status.ReplicaModeMap[r] = longhorn.ModeERR
+				}
+				e.Status.ReplicaModeMap["vol-r-elsewhere"] = longhorn.ModeRW
+			},
 			check:     chkRobustness,
-			detailHas: "faulted",
+			detailHas: "0 RW",
 		},
 		{
-			name:      "robustness unknown",
-			mutate:    func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessUnknown },
-			check:     chkRobustness,
-			detailHas: "unknown",
+			name:      "not migratable",
+			mutate:    func(s *scenario) { s.volume().Spec.Migratable = false },
+			check:     chkMigratable,
+			detailHas: "spec.migratable=false",
+		},
+		{
+			name:      "rwo",
+			mutate:    func(s *scenario) { s.volume().Spec.AccessMode = longhorn.AccessModeRWO },
+			check:     chkMigratable,
+			detailHas: "rwo",
+		},
+		{
+			name:      "attach pending on another node",
+			mutate:    func(s *scenario) { s.volume().Status.PendingNodeID = nodeC },
+			check:     chkPending,
+			detailHas: nodeC,
+		},
+		{
+			name: "a replica being deleted",
+			mutate: func(s *scenario) {
+				ts := ago(time.Minute)
+				s.st.Replicas[0].DeletionTimestamp = &ts
+			},
+			check:     chkSettled,
+			detailHas: "being deleted",
 		},
 		{
 			name: "engine upgrade pending",
@@ -661,22 +699,47 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 	}
 }
 
-// The same refusals on fixed and unknown versions never act either.
-func TestTwoActiveEnginesNeverActOnFixedOrUnknown(t *testing.T) {
-	mutations := map[string]func(*scenario){
-		"as is":          func(*scenario) {},
+// Fixed releases repair a volume stuck before the upgrade exactly like the
+// affected ones, refusing on the same preconditions; unknown, pre-1.3,
+// 1.11+ and v2 volumes never act.
+func TestTwoActiveEnginesOnFixedOrUnknown(t *testing.T) {
+	refusing := map[string]func(*scenario){
 		"spec.nodeID":    func(s *scenario) { s.volume().Spec.NodeID = "" },
-		"faulted":        func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessFaulted },
-		"cmn = current":  func(s *scenario) { s.volume().Status.CurrentMigrationNodeID = nodeB },
 		"survivor error": func(s *scenario) { s.engine(s.engB).Status.CurrentState = longhorn.StateError },
+		"pending node":   func(s *scenario) { s.volume().Status.PendingNodeID = nodeA },
 	}
-	for _, vc := range []versionCase{vcL14f, vcL15f, vcL16, vcUnknown, vcV2,
-		{"v1.2.6", "v1.2.6", false}, {"v1.9.0", "v1.9.0", false}, {"v1.12.1-v1", "v1.12.1", false}} {
-		for name, m := range mutations {
+	acting := map[string]func(*scenario){
+		"as is": func(*scenario) {},
+		// status.robustness is frozen while stuck; Longhorn recomputes it
+		"faulted":       func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessFaulted },
+		"cmn = current": func(s *scenario) { s.volume().Status.CurrentMigrationNodeID = nodeB },
+	}
+	for _, vc := range []versionCase{vcL14f, vcL15f, vcL16, {"v1.9.0", "v1.9.0", false}, {"v1.10.0", "v1.10.0", false}} {
+		for name, m := range refusing {
+			s := stuck(vc, "vol")
+			m(s)
+			if _, f := s.classify(t); f.Type != TypeMultipleActiveEngines || f.Action != ActionNone {
+				t.Errorf("%s/%s: %s action %s", vc.name, name, f.Type, f.Action)
+			}
+		}
+		for name, m := range acting {
+			if name == "cmn = current" && !vc.parsed().HasCurrentMigrationNodeID() {
+				continue
+			}
 			s := stuck(vc, "vol")
 			m(s)
 			_, f := s.classify(t)
-			if f.Type != TypeMultipleActiveEngines || f.Action != ActionNone {
+			if f.Action != ActionDeactivate {
+				t.Errorf("%s/%s: action %s: %s", vc.name, name, f.Action, f.Reason)
+			}
+			assertFlip(t, f, s)
+		}
+	}
+	for _, vc := range []versionCase{vcUnknown, vcV2, {"v1.2.6", "v1.2.6", false}, {"v1.11.0", "v1.11.0", false}, {"v1.12.1-v1", "v1.12.1", false}} {
+		for name, m := range acting {
+			s := stuck(vc, "vol")
+			m(s)
+			if _, f := s.classify(t); f.Type != TypeMultipleActiveEngines || f.Action != ActionNone {
 				t.Errorf("%s/%s: %s action %s", vc.name, name, f.Type, f.Action)
 			}
 		}
@@ -687,10 +750,56 @@ func TestTwoActiveEnginesNeverActOnFixedOrUnknown(t *testing.T) {
 	if f.Refused() || !strings.Contains(f.Reason, "not one this tool repairs") {
 		t.Errorf("v1.2.6: refused=%t reason %s", f.Refused(), f.Reason)
 	}
+	s = stuck(versionCase{"v1.11.0", "v1.11.0", false}, "vol")
+	if _, f := s.classify(t); !strings.Contains(f.Reason, "not been proven") || !strings.Contains(f.Reason, "docs/troubleshooting-two-active-engines.md") {
+		t.Errorf("v1.11.0: reason %s", f.Reason)
+	}
 }
 
-// §8.6 last row and §8.5: a single active engine whose replicas are inactive
-// (or gone) while replicas of another, possibly vanished, engine are active.
+// 1.5.0/1.5.1 with currentMigrationNodeID empty (stuck on 1.4, upgraded):
+// deleting would skip the confirm, so fix takes the safe path.
+func TestL15aDeleteNeedsCurrentMigrationNode(t *testing.T) {
+	for cm, want := range map[string]Action{nodeB: ActionDelete, "": ActionDeactivate, nodeA: ActionNone, nodeC: ActionNone} {
+		s := stuck(vcL15a, "vol")
+		s.volume().Status.CurrentMigrationNodeID = cm
+		_, f := s.classify(t)
+		if f.Action != want {
+			t.Errorf("cm=%q: action %s, want %s: %s", cm, f.Action, want, f.Reason)
+		}
+	}
+}
+
+// assertFlip: the survivor's replicas are activated first, then every
+// active replica of another engine deactivated; none repointed.
+func assertFlip(t *testing.T, f Finding, s *scenario) {
+	t.Helper()
+	if len(f.ReplicaChanges) == 0 {
+		t.Fatalf("no replica changes: %s", f.Reason)
+	}
+	seenOff := false
+	for _, c := range f.ReplicaChanges {
+		if c.FromEngine != c.ToEngine {
+			t.Errorf("%s repointed from %s to %s", c.Replica, c.FromEngine, c.ToEngine)
+		}
+		switch {
+		case c.ToEngine == s.engB && c.ToActive && !c.FromActive:
+			if seenOff {
+				t.Errorf("%s activated after a deactivation", c.Replica)
+			}
+		case c.ToEngine != s.engB && !c.ToActive && c.FromActive:
+			seenOff = true
+		default:
+			t.Errorf("unexpected change %+v", c)
+		}
+	}
+	if !seenOff {
+		t.Errorf("no replica of %s deactivated: %+v", s.engA, f.ReplicaChanges)
+	}
+}
+
+// The documented delete applied on 1.3/1.4: a single active engine whose
+// replicas are inactive (or gone) while replicas of the vanished engine stay
+// active. fix points them at the remaining engine.
 func TestInvertedReplicaFlags(t *testing.T) {
 	for _, vc := range allVersions {
 		t.Run(vc.name, func(t *testing.T) {
@@ -707,14 +816,28 @@ func TestInvertedReplicaFlags(t *testing.T) {
 					s.removeEngine(s.engA) // replicas of a vanished engine remain active
 					m(s)
 					res, f := s.classify(t)
-					if f.Type != TypeInvertedReplicaFlags || f.Severity != SeverityCritical || f.Action != ActionNone {
-						t.Fatalf("got %s/%s/%s, want InvertedReplicaFlags/critical/none", f.Type, f.Severity, f.Action)
+					want := ActionSetReplicas
+					if notRepairedOn(vc.parsed(), s.volume()) != "" || !vc.parsed().Known() {
+						want = ActionNone
+					}
+					if f.Type != TypeDanglingReplicas || f.Severity != SeverityCritical || f.Action != want {
+						t.Fatalf("got %s/%s/%s, want DanglingReplicas/critical/%s: %s", f.Type, f.Severity, f.Action, want, f.Reason)
 					}
 					if f.Keep != s.engB || roleOf(f, s.engB) != "keep" {
 						t.Errorf("Keep = %q", f.Keep)
 					}
-					if !strings.Contains(f.Reason, s.engA) || !strings.Contains(f.Reason, "1988") {
-						t.Errorf("reason does not name the vanished engine or #1988: %s", f.Reason)
+					if !strings.Contains(f.Reason, s.engA) || !strings.Contains(f.Reason, "no healthy or scheduled replica for starting") {
+						t.Errorf("reason does not name the vanished engine or Longhorn's error: %s", f.Reason)
+					}
+					if want == ActionSetReplicas {
+						for _, c := range f.ReplicaChanges {
+							if c.FromEngine != s.engA || c.ToEngine != s.engB || !c.FromActive || !c.ToActive {
+								t.Errorf("change %+v: want %s→%s, active kept", c, s.engA, s.engB)
+							}
+						}
+						if len(f.ReplicaChanges) != len(s.replicasOf(s.engA)) {
+							t.Errorf("%d changes for %d replicas of %s", len(f.ReplicaChanges), len(s.replicasOf(s.engA)), s.engA)
+						}
 					}
 					if !res.NeedsAttention() {
 						t.Error("inverted flags do not need attention")

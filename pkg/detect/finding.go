@@ -25,6 +25,10 @@ const (
 	// TypeInvertedReplicaFlags: the serving engine's replicas are inactive
 	// while replicas of another (or a vanished) engine are active.
 	TypeInvertedReplicaFlags Type = "InvertedReplicaFlags"
+	// TypeDanglingReplicas: the volume's one engine has no active replica of
+	// its own while active replicas name an engine that no longer exists
+	// (the stale engine was deleted by hand on 1.3/1.4, cf. longhorn#1988).
+	TypeDanglingReplicas Type = "DanglingReplicas"
 	// TypeNoActiveEngine: an attached volume with no active engine.
 	TypeNoActiveEngine Type = "NoActiveEngine"
 	// TypeOrphanEngine is an Engine CR whose volume no longer exists.
@@ -46,7 +50,17 @@ const (
 	ActionWait       Action = "wait"
 	ActionDeactivate Action = "deactivate"
 	ActionDelete     Action = "delete"
+	// ActionSetReplicas writes replica spec.active / spec.engineName only;
+	// the engines are left to Longhorn.
+	ActionSetReplicas Action = "set-replicas"
 )
+
+// Writes reports whether fix changes objects for this action. Deactivate
+// and delete first set the replica flags right (ReplicaChanges), then
+// change the stale engines.
+func (a Action) Writes() bool {
+	return a == ActionDeactivate || a == ActionDelete || a == ActionSetReplicas
+}
 
 // Severity orders findings; Warning and above need a person's attention and
 // make scan exit 1.
@@ -75,7 +89,11 @@ type Finding struct {
 	Action Action `json:"action"`
 	// Reason explains the classification and the action in one or two sentences.
 	Reason string `json:"reason"`
-	// Preconditions are the §8.4 checks, in order, for repairable types.
+	// ReplicaChanges are the replica writes fix makes before any engine
+	// write, in order, so that no Longhorn path can delete an active
+	// replica that shares a directory with the survivor.
+	ReplicaChanges []ReplicaChange `json:"replicaChanges,omitempty"`
+	// Preconditions are the checks, in order, for repairable types.
 	Preconditions []Check `json:"preconditions,omitempty"`
 	// Age is how long the state has lasted when that is known (pending cleanup).
 	Age      *Duration `json:"age,omitempty"`
@@ -112,8 +130,14 @@ const (
 	CheckNoMigrationInFlight  = "no migration is in flight"
 	CheckOneRunningEngine     = "one running engine on the current node"
 	CheckStaleElsewhere       = "stale engines are on other nodes"
+	CheckMigratableRWX        = "the volume is migratable rwx"
+	CheckNoAttachPending      = "no attach is pending on another node"
 	CheckRobustness           = "robustness is usable"
+	CheckReplicasSettled      = "replicas are settled"
 	CheckNoUpgrade            = "no engine upgrade is pending"
+	// for a volume whose stale engine was deleted by hand
+	CheckEngineOnCurrentNode = "the engine is on the current node"
+	CheckRepointUsable       = "replicas to repoint are usable"
 )
 
 // FirstFailed is the check that refused a repair, nil when all passed.

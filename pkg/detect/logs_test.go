@@ -20,6 +20,7 @@ func logsState(version string) *longhorn.State {
 		v.Name = name
 		v.Spec.NodeID, v.Status.CurrentNodeID = "node-b", "node-b"
 		v.Status.State, v.Status.Robustness = longhorn.VolumeStateAttached, longhorn.RobustnessHealthy
+		v.Spec.Migratable, v.Spec.AccessMode = true, longhorn.AccessModeRWX
 		return v
 	}
 	eng := func(vol, name, node string) longhorn.Engine {

@@ -19,7 +19,7 @@ import (
 // Property test: random small states, invariants that must hold whatever
 // the decision table says about a particular row.
 
-var genVersions = []string{"", "v1.2.6", "v1.3.2", "v1.4.3", "v1.4.4", "v1.5.0", "v1.5.1", "v1.5.2", "v1.6.0", "v1.9.1", "v1.12.1"}
+var genVersions = []string{"", "v1.2.6", "v1.3.2", "v1.4.3", "v1.4.4", "v1.5.0", "v1.5.1", "v1.5.2", "v1.5.3", "v1.6.0", "v1.9.1", "v1.10.0", "v1.11.0", "v1.12.1"}
 
 type gen struct{ r *rand.Rand }
 
@@ -126,7 +126,10 @@ func (g gen) volume(st *longhorn.State, name string, names map[string]bool) {
 		v.Spec.Image = g.pick("img-1", "img-2")
 	}
 	v.Status.CurrentImage = g.pick("img-1", "img-1", "img-1", "img-1", "img-2", "")
-	v.Spec.Migratable, v.Spec.AccessMode = true, longhorn.AccessModeRWX
+	v.Spec.Migratable, v.Spec.AccessMode = g.pct(85), g.pick(longhorn.AccessModeRWX, longhorn.AccessModeRWX, longhorn.AccessModeRWX, longhorn.AccessModeRWO)
+	if g.pct(15) {
+		v.Status.PendingNodeID = g.node(cur, 40)
+	}
 	if g.pct(25) {
 		v.Spec.DataEngine = longhorn.DataEngineV2
 		if g.pct(50) {
@@ -205,6 +208,10 @@ func (g gen) volume(st *longhorn.State, name string, names map[string]bool) {
 		}
 		rp.Spec.Active = g.pct(60)
 		rp.Status.CurrentState = longhorn.StateRunning
+		if g.pct(10) {
+			ts := metav1.NewTime(t0.Add(-time.Minute))
+			rp.DeletionTimestamp = &ts
+		}
 		st.Replicas = append(st.Replicas, rp)
 	}
 }
@@ -297,6 +304,37 @@ func (g gen) nearStuck(st *longhorn.State, name string, names map[string]bool) {
 			}
 		},
 		func() { reps = reps[:2] },
+		// non-migratable volumes, an attach pending, no currentMigrationNodeID
+		func() { v.Spec.Migratable = false },
+		func() { v.Spec.AccessMode = longhorn.AccessModeRWO },
+		func() { v.Status.PendingNodeID = g.node(v.Status.CurrentNodeID, 40) },
+		func() { v.Status.CurrentMigrationNodeID = "" },
+		// an interrupted run: some replica flags already set right
+		func() {
+			for i := range reps {
+				if g.pct(50) {
+					reps[i].Spec.Active = reps[i].Spec.EngineName == newName
+				}
+			}
+		},
+		func() {
+			ts := metav1.NewTime(t0.Add(-time.Minute))
+			reps[g.r.IntN(len(reps))].DeletionTimestamp = &ts
+		},
+	}
+	// The documented delete applied by hand: the stale engine is gone, the
+	// survivor's replicas inactive or already cleaned up; sometimes a run
+	// repointed some of the stale ones already.
+	kb := g.pct(12)
+	if kb {
+		if g.pct(50) {
+			reps = reps[:2]
+		}
+		for i := range reps {
+			if reps[i].Spec.EngineName == oldName && g.pct(25) {
+				reps[i].Spec.EngineName = newName
+			}
+		}
 	}
 	for _, m := range mutations {
 		if g.pct(8) {
@@ -304,7 +342,11 @@ func (g gen) nearStuck(st *longhorn.State, name string, names map[string]bool) {
 		}
 	}
 	st.Volumes = append(st.Volumes, v)
-	for _, e := range append([]longhorn.Engine{oldE, newE}, extra...) {
+	all := append([]longhorn.Engine{oldE, newE}, extra...)
+	if kb {
+		all = append([]longhorn.Engine{newE}, extra...)
+	}
+	for _, e := range all {
 		if names[e.Name] {
 			continue
 		}
@@ -387,7 +429,9 @@ func TestClassifyProperties(t *testing.T) {
 		string(TypePendingCleanup) + "/" + string(ActionWait),
 		string(TypeMigrationInFlight) + "/" + string(ActionNone),
 		string(TypeMigrationFinishing) + "/" + string(ActionWait),
-		string(TypeInvertedReplicaFlags) + "/" + string(ActionNone),
+		string(TypePendingCleanup) + "/" + string(ActionSetReplicas),
+		string(TypeDanglingReplicas) + "/" + string(ActionSetReplicas),
+		string(TypeDanglingReplicas) + "/" + string(ActionNone),
 		string(TypeNoActiveEngine) + "/" + string(ActionNone),
 		string(TypeOrphanEngine) + "/" + string(ActionNone),
 		string(TypeOrphanEngineProcess) + "/" + string(ActionNone),
@@ -480,27 +524,34 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 	}
 
 	refused := f.Refused()
-	acting := f.Action == ActionDeactivate || f.Action == ActionDelete
+	acting := f.Action.Writes()
 	if refused && acting {
 		t.Fatalf("%s: action %s with a failed precondition: %s", v.Name, f.Action, ctx())
 	}
 	if !acting {
+		if len(f.ReplicaChanges) > 0 {
+			t.Fatalf("%s: replica changes without an action: %s", v.Name, ctx())
+		}
 		return
 	}
 
-	// Only the #6642 type acts, only on affected versions, never on v2 1.12+.
 	cls := st.Version.Class()
-	if f.Type != TypeMultipleActiveEngines {
+	switch {
+	case f.Type == TypeMultipleActiveEngines && f.Action == ActionDeactivate:
+	case f.Type == TypeMultipleActiveEngines && f.Action == ActionDelete:
+		// only where Longhorn re-enters the confirm once the engine is gone
+		if cls != longhorn.ClassL15a || v.Status.CurrentMigrationNodeID != v.Status.CurrentNodeID {
+			t.Fatalf("%s: delete on %s with currentMigrationNodeID %q: %s", v.Name, cls, v.Status.CurrentMigrationNodeID, ctx())
+		}
+	case (f.Type == TypePendingCleanup || f.Type == TypeDanglingReplicas) && f.Action == ActionSetReplicas:
+	default:
 		t.Fatalf("%s: action %s on type %s: %s", v.Name, f.Action, f.Type, ctx())
 	}
 	switch {
-	case f.Action == ActionDeactivate && (cls == longhorn.ClassL13 || cls == longhorn.ClassL14a):
-	case f.Action == ActionDelete && cls == longhorn.ClassL15a:
+	case cls == longhorn.ClassL13 || cls == longhorn.ClassL14a || cls == longhorn.ClassL15a:
+	case cls.Fixed() && !st.Version.AtLeast(1, 11, 0) && v.DataEngineName() == longhorn.DataEngineV1:
 	default:
-		t.Fatalf("%s: action %s on class %s: %s", v.Name, f.Action, cls, ctx())
-	}
-	if v.DataEngineName() == longhorn.DataEngineV2 && st.Version.V2Switchover() {
-		t.Fatalf("%s: action %s on a v2 volume on %s: %s", v.Name, f.Action, st.Version, ctx())
+		t.Fatalf("%s: action %s on %s (%s, %s): %s", v.Name, f.Action, st.Version, cls, v.DataEngineName(), ctx())
 	}
 	if len(f.Preconditions) == 0 {
 		t.Fatalf("%s: acting without preconditions: %s", v.Name, ctx())
@@ -510,23 +561,54 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 			t.Fatalf("%s: acting although %q failed: %s", v.Name, c.Name, ctx())
 		}
 	}
-	// §8.4 directly on the objects, independent of the Check list.
-	if v.Spec.MigrationNodeID != "" || v.Status.CurrentNodeID == "" || v.Spec.NodeID != v.Status.CurrentNodeID ||
-		!v.RobustnessUsable() || v.UpgradePending() {
-		t.Fatalf("%s: acting on a volume that fails §8.4: %s", v.Name, ctx())
+	// The preconditions directly on the objects, independent of the Check list.
+	if v.Spec.MigrationNodeID != "" || v.Status.CurrentNodeID == "" || v.Spec.NodeID != v.Status.CurrentNodeID || v.UpgradePending() {
+		t.Fatalf("%s: acting on a volume that is migrating, not attached where it runs, or upgrading: %s", v.Name, ctx())
 	}
-	if cm := v.Status.CurrentMigrationNodeID; cm != "" && !(cls == longhorn.ClassL15a && cm == v.Status.CurrentNodeID) {
+	if pn := v.Status.PendingNodeID; pn != "" && pn != v.Status.CurrentNodeID {
+		t.Fatalf("%s: acting with pendingNodeID %q: %s", v.Name, pn, ctx())
+	}
+	if cm := v.Status.CurrentMigrationNodeID; cm != "" && !(st.Version.HasCurrentMigrationNodeID() && cm == v.Status.CurrentNodeID && f.Type != TypeDanglingReplicas) {
 		t.Fatalf("%s: acting with currentMigrationNodeID %q: %s", v.Name, cm, ctx())
 	}
 	keep := engines[f.Keep]
 	if keep == nil {
 		t.Fatalf("%s: acting without a Keep engine: %s", v.Name, ctx())
 	}
-	if keep.Spec.NodeID != v.Status.CurrentNodeID {
-		t.Fatalf("%s: Keep %s on %q, volume currentNodeID %q: %s", v.Name, keep.Name, keep.Spec.NodeID, v.Status.CurrentNodeID, ctx())
+	if keep.Spec.NodeID != v.Status.CurrentNodeID || !keep.IsActive() {
+		t.Fatalf("%s: Keep %s on %q active=%t deleting=%t, volume currentNodeID %q: %s", v.Name, keep.Name, keep.Spec.NodeID, keep.Spec.Active, keep.Deleting(), v.Status.CurrentNodeID, ctx())
 	}
-	if !keep.IsActive() || keep.Status.CurrentState != longhorn.StateRunning || keep.Status.Endpoint == "" || keep.RWCount() == 0 {
-		t.Fatalf("%s: Keep %s not a running active engine with endpoint and RW: %s", v.Name, keep.Name, ctx())
+	var replicas []*longhorn.Replica
+	for i := range st.Replicas {
+		r := &st.Replicas[i]
+		vol := r.Spec.VolumeName
+		if vol == "" {
+			vol = r.Labels[longhorn.VolumeLabel]
+		}
+		if vol == v.Name {
+			replicas = append(replicas, r)
+		}
+	}
+	checkReplicaChanges(t, v, f, engines, replicas, ctx)
+	if f.Type == TypeDanglingReplicas {
+		return
+	}
+
+	// Engine-level rows: processMigration must run after the write.
+	if !v.Spec.Migratable || v.Spec.AccessMode != longhorn.AccessModeRWX {
+		t.Fatalf("%s: acting on a volume processMigration skips: %s", v.Name, ctx())
+	}
+	if keep.Status.CurrentState != longhorn.StateRunning || keep.Status.Endpoint == "" {
+		t.Fatalf("%s: Keep %s not running with an endpoint: %s", v.Name, keep.Name, ctx())
+	}
+	rw := 0
+	for _, r := range replicas {
+		if r.Spec.EngineName == keep.Name && keep.Status.ReplicaModeMap[r.Name] == longhorn.ModeRW {
+			rw++
+		}
+	}
+	if rw == 0 {
+		t.Fatalf("%s: Keep %s has no RW replica of its own: Longhorn would not recompute robustness as usable: %s", v.Name, keep.Name, ctx())
 	}
 	onCurrent := 0
 	active := 0
@@ -541,7 +623,7 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 	if onCurrent != 1 {
 		t.Fatalf("%s: %d engines on the current node: %s", v.Name, onCurrent, ctx())
 	}
-	if len(f.Stale) == 0 || len(f.Stale) != active-1 {
+	if f.Type == TypeMultipleActiveEngines && (len(f.Stale) == 0 || len(f.Stale) != active-1) {
 		t.Fatalf("%s: Stale %v with %d active engines: %s", v.Name, f.Stale, active, ctx())
 	}
 	for _, s := range f.Stale {
@@ -555,6 +637,59 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 	}
 	if !strings.Contains(f.Reason, f.Keep) {
 		t.Fatalf("%s: reason does not name Keep: %s", v.Name, ctx())
+	}
+}
+
+// checkReplicaChanges is the safety property of every repair: once its
+// replica writes are applied (and, for the engine rows, the stale engines
+// deactivated or deleted), every replica Longhorn's clean-up or a migration
+// revert may delete, i.e. every replica not naming Keep, is inactive; no
+// write touches a replica being deleted; activations come first; and no
+// replica of Keep is deactivated.
+func checkReplicaChanges(t *testing.T, v *longhorn.Volume, f Finding, engines map[string]*longhorn.Engine, replicas []*longhorn.Replica, ctx func() string) {
+	t.Helper()
+	byName := map[string]longhorn.Replica{}
+	for _, r := range replicas {
+		byName[r.Name] = *r
+	}
+	seenOff := false
+	for _, c := range f.ReplicaChanges {
+		r, ok := byName[c.Replica]
+		if !ok {
+			t.Fatalf("%s: change for unknown replica %s: %s", v.Name, c.Replica, ctx())
+		}
+		if r.DeletionTimestamp != nil {
+			t.Fatalf("%s: change for replica %s being deleted: %s", v.Name, c.Replica, ctx())
+		}
+		if r.Spec.EngineName != c.FromEngine || r.Spec.Active != c.FromActive {
+			t.Fatalf("%s: change %+v does not start from the replica as read: %s", v.Name, c, ctx())
+		}
+		if c.ToActive && seenOff {
+			t.Fatalf("%s: %s activated after a deactivation: %s", v.Name, c.Replica, ctx())
+		}
+		if !c.ToActive {
+			seenOff = true
+		}
+		if c.FromEngine == f.Keep && !c.ToActive {
+			t.Fatalf("%s: replica %s of Keep deactivated: %s", v.Name, c.Replica, ctx())
+		}
+		r.Spec.EngineName, r.Spec.Active = c.ToEngine, c.ToActive
+		byName[c.Replica] = r
+	}
+	activeOnKeep := 0
+	for _, r := range byName {
+		if r.Spec.Active && r.Spec.EngineName != f.Keep {
+			t.Fatalf("%s: after the repair replica %s stays active for %s, which Longhorn may delete with its data: %s", v.Name, r.Name, r.Spec.EngineName, ctx())
+		}
+		if r.Spec.Active {
+			activeOnKeep++
+		}
+		if f.Type == TypeMultipleActiveEngines && r.Spec.EngineName == f.Keep && !r.Spec.Active && r.DeletionTimestamp == nil {
+			t.Fatalf("%s: after the repair replica %s of Keep stays inactive: %s", v.Name, r.Name, ctx())
+		}
+	}
+	if activeOnKeep == 0 {
+		t.Fatalf("%s: after the repair no replica is active: %s", v.Name, ctx())
 	}
 }
 

@@ -42,8 +42,12 @@ func TestPendingCleanupInvertedAfterL15Delete(t *testing.T) {
 			ts := ago(tt.age)
 			s.engine(s.engA).DeletionTimestamp = &ts
 			_, f := s.classify(t)
-			if f.Type != TypePendingCleanup || f.Action != ActionWait || f.Keep != s.engB {
-				t.Fatalf("got %s/%s keep %q", f.Type, f.Action, f.Keep)
+			want := ActionWait
+			if tt.want == SeverityCritical && tt.vc.parsed().Known() && tt.cmn != nodeA && tt.cmn != nodeC && (tt.cmn == "" || tt.vc.parsed().HasCurrentMigrationNodeID()) {
+				want = ActionSetReplicas // set the flags right while the engine exists
+			}
+			if f.Type != TypePendingCleanup || f.Action != want || f.Keep != s.engB {
+				t.Fatalf("got %s/%s keep %q, want action %s: %s", f.Type, f.Action, f.Keep, want, f.Reason)
 			}
 			if f.Severity != tt.want {
 				t.Errorf("severity %s, want %s: %s", f.Severity, tt.want, f.Reason)

@@ -49,6 +49,78 @@ func deactivatePatch(e EngineRef) []byte {
 	return b
 }
 
+// replicaPatch sets a replica's spec.active and spec.engineName, refused by
+// the server unless the replica is the same object, unchanged since the
+// read, still with the flags it was planned from, and not being deleted
+// (a deletionTimestamp always comes with a new resourceVersion).
+func replicaPatch(w ReplicaWrite) []byte {
+	ops := []map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": w.UID},
+		{"op": "test", "path": "/metadata/resourceVersion", "value": w.ResourceVersion},
+		{"op": "test", "path": "/spec/engineName", "value": w.EngineName},
+	}
+	// spec.active may be absent when false (omitempty writers): add sets it
+	// either way, after a test only when it was true.
+	if w.Active {
+		ops = append(ops, map[string]any{"op": "test", "path": "/spec/active", "value": true})
+	}
+	ops = append(ops,
+		map[string]any{"op": "add", "path": "/spec/active", "value": w.ToActive},
+		map[string]any{"op": "replace", "path": "/spec/engineName", "value": w.ToEngine})
+	b, err := json.Marshal(ops)
+	if err != nil {
+		panic(err) // maps of strings and bools always marshal
+	}
+	return b
+}
+
+// writeReplica changes one replica, pinned as replicaPatch says.
+func (r *Repairer) writeReplica(ctx context.Context, w ReplicaWrite) error {
+	if w.UID == "" || w.ResourceVersion == "" || w.Deleting {
+		return fmt.Errorf("refusing to write replica %s: it is being deleted or is not pinned by uid and resourceVersion", w.Name)
+	}
+	var dry []string
+	switch r.DryRun {
+	case DryRunNone:
+	case DryRunServer:
+		dry = []string{metav1.DryRunAll}
+	default:
+		return fmt.Errorf("refusing to write replica %s with --dry-run=%s", w.Name, r.DryRun)
+	}
+	ri := r.Client.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(r.Namespace)
+	_, err := ri.Patch(ctx, w.Name, types.JSONPatchType, replicaPatch(w), metav1.PatchOptions{DryRun: dry, FieldManager: fieldManager})
+	return explainReplicaWrite(err, w, r.Namespace)
+}
+
+func explainReplicaWrite(err error, w ReplicaWrite, ns string) error {
+	if err == nil {
+		return nil
+	}
+	code := 0
+	if s, ok := err.(apierrors.APIStatus); ok {
+		code = int(s.Status().Code)
+	}
+	switch {
+	case apierrors.IsConflict(err), code == http.StatusUnprocessableEntity:
+		return fmt.Errorf("the server refused to patch replica %s: it changed after the re-check (uid %s, resourceVersion %s no longer current): %s",
+			w.Name, w.UID, w.ResourceVersion, statusMessage(err))
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("replica %s is gone", w.Name)
+	}
+	return cmdutil.Explain(err, "patch", longhorn.Replicas.GroupResource(), ns)
+}
+
+// replicaChangeText describes a replica write for kubectl-style lines.
+func replicaChangeText(w ReplicaWrite) string {
+	if w.ToEngine != w.EngineName {
+		return "repointed to " + w.ToEngine
+	}
+	if w.ToActive {
+		return "activated"
+	}
+	return "deactivated"
+}
+
 // write changes one stale engine. It refuses, before any request, to touch
 // the engine to keep.
 func (r *Repairer) write(ctx context.Context, action detect.Action, keep, e EngineRef) error {

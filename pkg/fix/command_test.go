@@ -79,9 +79,8 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 			tc{v, fixture.Healthy, fix.ExitOK, "healthy"},
 		)
 	}
-	for _, v := range []string{vL14f, vL15f, vL16} {
-		cases = append(cases, tc{v, fixture.TwoActiveEngines, fix.ExitNotDone, "has the fix for longhorn#6642"})
-	}
+	// The newest release a repair was run on is 1.10.
+	cases = append(cases, tc{"v1.11.0", fixture.TwoActiveEngines, fix.ExitNotDone, "has not been proven on Longhorn v1.11.0"})
 	cases = append(cases, tc{vL14f, fixture.PendingCleanup, fix.ExitOK, "in-flight"})
 	for _, c := range cases {
 		name := c.version + "/" + strings.TrimPrefix(funcName(c.build), "fixture.")
@@ -126,7 +125,7 @@ func funcName(f func(string, string) *fixture.Objects) string {
 func funcEq(a, b func(string, string) *fixture.Objects) bool {
 	oa, ob := a("v1.4.3", "x"), b("v1.4.3", "x")
 	return len(oa.Engines) == len(ob.Engines) && len(oa.Deleting) == len(ob.Deleting) &&
-		oa.Volumes[0].Spec == ob.Volumes[0].Spec && reflect.DeepEqual(oa.Volumes[0].Status, ob.Volumes[0].Status)
+		reflect.DeepEqual(oa.Volumes[0].Spec, ob.Volumes[0].Spec) && reflect.DeepEqual(oa.Volumes[0].Status, ob.Volumes[0].Status)
 }
 
 // --strategy=delete is refused on 1.4 with the reason; deactivate is
@@ -289,19 +288,58 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
 			stale := fixture.EngineName(version, "vol", 0)
-			fix.TestHooks.BeforeWrite = func(name string) { touch(t, ctx, longhorn.Engines, name) }
+			fix.TestHooks.BeforeWrite = func(name string) {
+				if name == stale {
+					touch(t, ctx, longhorn.Engines, name)
+				}
+			}
 			dir := filepath.Join(t.TempDir(), "backup")
 			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", dir)
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: the server refused to`, "changed after the re-check", "nothing was written")
+			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: the server refused to`, "changed after the re-check",
+				"already changed: ", "the next run completes it")
 			e := getEngine(t, ctx, stale)
 			if active, _, _ := unstructured.NestedBool(e.Object, "spec", "active"); !active || e.GetDeletionTimestamp() != nil {
 				t.Error("the stale engine was changed")
 			}
 			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
-			contains(t, "actions.log", log, "engine="+stale+" uid=", "attempt", "engine="+stale+" error=")
+			contains(t, "actions.log", log, "engine="+stale+" uid=", "attempt", "engine="+stale+" error=", "check volume=vol replicas ok")
+
+			// The next run finds the flags already right and completes.
+			fix.TestHooks.BeforeWrite = nil
+			again := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", t.TempDir())
+			contains(t, "stdout", again.Stdout, `engine.longhorn.io "`+stale+`" `)
+			if strings.Contains(again.Stdout, "replica.longhorn.io") {
+				t.Errorf("second run wrote replicas again: %s", again.Stdout)
+			}
+		})
+	}
+	// A replica write the server refuses stops before any engine write.
+	for _, version := range []string{vL14a, vL15a} {
+		t.Run(version+"/replica", func(t *testing.T) {
+			ctx := reset(t)
+			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
+			before := versions(t, ctx)
+			first := ""
+			fix.TestHooks.BeforeWrite = func(name string) {
+				if first == "" {
+					first = name
+					touch(t, ctx, longhorn.Replicas, name)
+				}
+			}
+			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", t.TempDir())
+			if res.Code != fix.ExitNotDone {
+				t.Errorf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "no engine was changed")
+			after := versions(t, ctx)
+			for k, v := range before {
+				if k != "replicas/"+first && after[k] != v {
+					t.Errorf("%s written", k)
+				}
+			}
 		})
 	}
 }
@@ -353,7 +391,7 @@ func TestFixForbidden(t *testing.T) {
 	if res.Code != fix.ExitNotDone {
 		t.Errorf("exit %d", res.Code)
 	}
-	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: forbidden: cannot patch engines.longhorn.io in namespace "longhorn-system"`)
+	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: forbidden: cannot patch replicas.longhorn.io in namespace "longhorn-system"`)
 	contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "error=")
 	assertUnchanged(t, before, versions(t, ctx))
 

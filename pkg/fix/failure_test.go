@@ -3,6 +3,7 @@ package fix_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -27,15 +28,32 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// If the replica flags end up inverted after a change (here someone deletes
-// the just-deactivated engine, the §8.2 data-loss path), fix stops every
-// further write, prints recovery steps and exits 3.
+// If the replica flags end up inverted after a change (here someone flips
+// them back and deletes the just-deactivated engine: the data-loss path of
+// a delete on 1.3/1.4), fix stops every further write, prints recovery
+// steps and exits 3.
 func TestFixStopsOnInvertedFlags(t *testing.T) {
 	ctx := reset(t)
 	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(fixture.TwoActiveEngines(vL14a, "vol-b"))))
 	staleA := fixture.EngineName(vL14a, "vol-a", 0)
 	before := versions(t, ctx)
 	fix.TestHooks.AfterWrite = func(name string) {
+		if name != staleA {
+			return
+		}
+		replicas := cluster.Dynamic().Resource(longhorn.Replicas.GVR()).Namespace(cluster.Namespace())
+		l, err := replicas.List(ctx, metav1.ListOptions{LabelSelector: longhorn.VolumeLabel + "=vol-a"})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, r := range l.Items {
+			eng, _, _ := unstructured.NestedString(r.Object, "spec", "engineName")
+			patch := fmt.Sprintf(`{"spec":{"active":%t}}`, eng == staleA)
+			if _, err := replicas.Patch(ctx, r.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Error(err)
+			}
+		}
 		engines := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(cluster.Namespace())
 		if _, err := engines.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 			t.Error(err)
@@ -49,7 +67,7 @@ func TestFixStopsOnInvertedFlags(t *testing.T) {
 	if res.Code != fix.ExitInverted {
 		t.Errorf("exit %d, want %d", res.Code, fix.ExitInverted)
 	}
-	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+staleA+`" deactivated`, `volume.longhorn.io "vol-a" inverted: STOPPED: replica flags inverted`,
+	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+staleA+`" deactivated`, `volume.longhorn.io "vol-a" inverted: STOPPED: replica flags inverted`, "which no longer exists",
 		`volume.longhorn.io "vol-b" not-attempted:`)
 	contains(t, "stderr", res.Stderr, "STOP: volume vol-a needs manual recovery", "do not delete any replica", "set spec.active=true on them",
 		"The objects as they were before the change: "+filepath.Join(dir, "vol-a.yaml"), "error: stopped: replica flags are inverted")
@@ -299,11 +317,44 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 			}
 			acts := fix.PlanActs(st)
 			before := versions(t, ctx)
+			// A migration request (what a drain's CSI attach makes) lands on
+			// some volumes after the plan or after one of the writes: no
+			// engine of such a volume may be written afterwards.
+			requested := map[string]bool{}
+			writes := 0
+			requestAt := rng.IntN(6)
+			hookMu.Lock()
+			fix.TestHooks.AfterWrite = func(name string) {
+				writes++
+				if writes%6 != requestAt {
+					return
+				}
+				vol := ownerOfObject(st, name)
+				if vol == "" || requested[vol] {
+					return
+				}
+				requested[vol] = true
+				patch := []byte(`{"spec":{"migrationNodeID":"node-c"}}`)
+				if _, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(cluster.Namespace()).Patch(ctx, vol, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					t.Error(err)
+				}
+				requestedAfter[vol] = versionsOfEngines(t, ctx, vol)
+			}
 			res := runFix(t, ctx, "--all", "--yes", "--wait=false", "--backup-dir", t.TempDir())
+			fix.TestHooks.AfterWrite = nil
+			hookMu.Unlock()
 			if res.Code == fix.ExitNoCheck || res.Code == fix.ExitInverted {
 				t.Fatalf("exit %d", res.Code)
 			}
 			after := versions(t, ctx)
+			for vol, engs := range requestedAfter {
+				for k, v := range engs {
+					if after[k] != v {
+						t.Errorf("%s written after a migration request for %s", k, vol)
+					}
+				}
+			}
+			clear(requestedAfter)
 			wrote := 0
 			for _, e := range st.Engines {
 				key := "engines/" + e.Name
@@ -319,8 +370,19 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 					wrote++
 				}
 			}
+			// Replicas: written only for volumes whose plan acts, and then
+			// only toward the survivor's flags (checked on the objects).
+			for _, r := range st.Replicas {
+				key := "replicas/" + r.Name
+				if after[key] != before[key] {
+					wrote++
+					if !acts[r.Spec.VolumeName] {
+						t.Errorf("%s written although the plan for %s did not act", r.Name, r.Spec.VolumeName)
+					}
+				}
+			}
 			for key, v := range before {
-				if !strings.HasPrefix(key, "engines/") && after[key] != v {
+				if !strings.HasPrefix(key, "engines/") && !strings.HasPrefix(key, "replicas/") && !strings.HasPrefix(key, "volumes/") && after[key] != v {
 					t.Errorf("%s written", key)
 				}
 			}
@@ -330,12 +392,41 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 					n++
 				}
 			}
-			t.Logf("%d of %d volumes repairable, %d engines written", n, len(acts), wrote)
+			t.Logf("%d of %d volumes repairable, %d objects written, %d migration requests", n, len(acts), wrote, len(requested))
 			if n > 0 && wrote == 0 {
 				t.Error("nothing written although some plans act")
 			}
 		})
 	}
+}
+
+// requestedAfter records, per volume given a migration request, its
+// engines' resourceVersions at that moment.
+var requestedAfter = map[string]map[string]string{}
+
+func ownerOfObject(st *longhorn.State, name string) string {
+	for _, e := range st.Engines {
+		if e.Name == name {
+			return e.Spec.VolumeName
+		}
+	}
+	for _, r := range st.Replicas {
+		if r.Name == name {
+			return r.Spec.VolumeName
+		}
+	}
+	return ""
+}
+
+func versionsOfEngines(t *testing.T, ctx context.Context, vol string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for k, v := range versions(t, ctx) {
+		if strings.HasPrefix(k, "engines/"+vol+"-") {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func volOf(st *longhorn.State, name string) *longhorn.Volume {

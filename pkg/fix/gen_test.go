@@ -12,7 +12,7 @@ import (
 )
 
 // genVersions are the releases random states are drawn on.
-var genVersions = []string{"v1.3.2", "v1.4.3", "v1.4.4", "v1.5.1", "v1.5.2", "v1.6.0", "v1.12.1"}
+var genVersions = []string{"v1.3.2", "v1.4.3", "v1.4.4", "v1.5.1", "v1.5.2", "v1.5.3", "v1.6.0", "v1.10.0", "v1.11.0", "v1.12.1"}
 
 // mutation breaks (or not) one thing of a #6642 state; most break a
 // precondition of §8.4, some leave the repair safe.
@@ -48,6 +48,17 @@ var mutations = []mutation{
 	func(rng *rand.Rand, o *fixture.Objects) { // random replica flags
 		for _, r := range o.Replicas {
 			r.Spec.Active = rng.IntN(2) == 0
+		}
+	},
+	func(_ *rand.Rand, o *fixture.Objects) { o.Volumes[0].Spec.Migratable = false },
+	func(_ *rand.Rand, o *fixture.Objects) { o.Volumes[0].Spec.AccessMode = longhorn.AccessModeRWO },
+	func(_ *rand.Rand, o *fixture.Objects) { o.Volumes[0].Status.PendingNodeID = fixture.NodeA },
+	func(_ *rand.Rand, o *fixture.Objects) { o.Volumes[0].Status.PendingNodeID = fixture.NodeB },
+	func(rng *rand.Rand, o *fixture.Objects) { // an interrupted run: some flags already right
+		for _, r := range o.Replicas {
+			if rng.IntN(2) == 0 {
+				r.Spec.Active = r.Spec.EngineName == o.Engines[1].Name
+			}
 		}
 	},
 	func(*rand.Rand, *fixture.Objects) {}, // no change: the repairable state

@@ -81,6 +81,15 @@ func engineOf(st *longhorn.State, name string) *longhorn.Engine {
 	return nil
 }
 
+func replicaOf(st *longhorn.State, name string) *longhorn.Replica {
+	for i := range st.Replicas {
+		if st.Replicas[i].Name == name {
+			return &st.Replicas[i]
+		}
+	}
+	return nil
+}
+
 func volumeOf(st *longhorn.State, name string) *longhorn.Volume {
 	for i := range st.Volumes {
 		if st.Volumes[i].Name == name {

@@ -41,15 +41,28 @@ type Planned struct {
 	// Action is what fix does: deactivate, delete or none.
 	Action detect.Action
 	// Why explains Action in one or two sentences.
-	Why      string
-	Keep     EngineRef
-	Stale    []EngineRef
+	Why   string
+	Keep  EngineRef
+	Stale []EngineRef
+	// Replicas are written first, in order; the engine writes follow only
+	// once a re-read shows every replica flag as planned.
+	Replicas []ReplicaWrite
 	Snapshot Snapshot
 }
 
-// Acts reports whether the plan writes to this volume's engines.
-func (p *Planned) Acts() bool {
+// Acts reports whether the plan writes to this volume.
+func (p *Planned) Acts() bool { return p.Action.Writes() }
+
+// EngineWrites reports whether the plan changes engines after the replicas.
+func (p *Planned) EngineWrites() bool {
 	return p.Action == detect.ActionDeactivate || p.Action == detect.ActionDelete
+}
+
+// ReplicaWrite is one pinned replica change.
+type ReplicaWrite struct {
+	ReplicaRef
+	ToEngine string
+	ToActive bool
 }
 
 // EngineRef pins one engine: the server refuses a write whose UID or
@@ -64,11 +77,15 @@ type EngineRef struct {
 }
 
 // ReplicaRef is a replica's identity and the flags the repair depends on.
+// ResourceVersion pins a write; it is not compared between reads, since a
+// replica's status moves on its own.
 type ReplicaRef struct {
-	Name       string
-	UID        string
-	EngineName string
-	Active     bool
+	Name            string
+	UID             string
+	ResourceVersion string
+	EngineName      string
+	Active          bool
+	Deleting        bool
 }
 
 // Snapshot is everything of a volume that must not change between the plan
@@ -135,6 +152,28 @@ func planVolume(st *longhorn.State, vol string, f *detect.Finding, s Strategy) P
 			p.Action, p.Why = detect.ActionNone, "internal check failed: a stale engine is the survivor or unknown; no action"
 		}
 	}
+	if !p.Acts() {
+		return p
+	}
+	if p.Keep.UID == "" {
+		p.Action, p.Why = detect.ActionNone, "internal check failed: the engine to keep is unknown; no action"
+		return p
+	}
+	reps := map[string]ReplicaRef{}
+	for _, r := range p.Snapshot.Replicas {
+		reps[r.Name] = r
+	}
+	for _, c := range fc.ReplicaChanges {
+		r, ok := reps[c.Replica]
+		if !ok || r.Deleting || r.EngineName != c.FromEngine || r.Active != c.FromActive {
+			p.Action, p.Why, p.Replicas = detect.ActionNone, "internal check failed: a replica to change is unknown, being deleted or not as classified; no action", nil
+			return p
+		}
+		p.Replicas = append(p.Replicas, ReplicaWrite{ReplicaRef: r, ToEngine: c.ToEngine, ToActive: c.ToActive})
+	}
+	if p.Action == detect.ActionSetReplicas && len(p.Replicas) == 0 {
+		p.Action, p.Why = detect.ActionNone, "internal check failed: nothing to write; no action"
+	}
 	return p
 }
 
@@ -159,7 +198,8 @@ func snapshot(st *longhorn.State, vol string) Snapshot {
 		if longhorn.VolumeOf(r) != vol {
 			continue
 		}
-		s.Replicas = append(s.Replicas, ReplicaRef{Name: r.Name, UID: string(r.UID), EngineName: r.Spec.EngineName, Active: r.Spec.Active})
+		s.Replicas = append(s.Replicas, ReplicaRef{Name: r.Name, UID: string(r.UID), ResourceVersion: r.ResourceVersion,
+			EngineName: r.Spec.EngineName, Active: r.Spec.Active, Deleting: r.DeletionTimestamp != nil})
 	}
 	sort.Slice(s.Engines, func(i, j int) bool { return s.Engines[i].Name < s.Engines[j].Name })
 	sort.Slice(s.Replicas, func(i, j int) bool { return s.Replicas[i].Name < s.Replicas[j].Name })
@@ -251,8 +291,11 @@ func diffReplicas(a, b []ReplicaRef) string {
 		switch {
 		case !ok:
 			return fmt.Sprintf("replica %s appeared", r.Name)
-		case old != r:
-			return fmt.Sprintf("replica %s changed (engine %s active=%t, was engine %s active=%t)", r.Name, r.EngineName, r.Active, old.EngineName, old.Active)
+		case old.UID != r.UID:
+			return fmt.Sprintf("replica %s was replaced (uid %s, was %s)", r.Name, r.UID, old.UID)
+		case old.EngineName != r.EngineName || old.Active != r.Active || old.Deleting != r.Deleting:
+			return fmt.Sprintf("replica %s changed (engine %s active=%t deleting=%t, was engine %s active=%t deleting=%t)",
+				r.Name, r.EngineName, r.Active, r.Deleting, old.EngineName, old.Active, old.Deleting)
 		}
 		delete(ma, r.Name)
 	}

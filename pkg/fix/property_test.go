@@ -33,11 +33,38 @@ func TestPlanProperties(t *testing.T) {
 		if f.Refused() {
 			fail("acts although a precondition failed")
 		}
-		if !st.Version.Affected() {
-			fail("acts on a release that is not affected")
+		if !st.Version.Affected() && (!st.Version.Class().Fixed() || st.Version.AtLeast(1, 11, 0)) {
+			fail("acts on a release it does not repair")
 		}
-		if p.Action == detect.ActionDelete && st.Version.Class() != longhorn.ClassL15a {
-			fail("deletes outside 1.5.0/1.5.1")
+		if p.Action == detect.ActionDelete && (st.Version.Class() != longhorn.ClassL15a || v.Status.CurrentMigrationNodeID != v.Status.CurrentNodeID) {
+			fail("deletes outside 1.5.0/1.5.1 with currentMigrationNodeID on the current node")
+		}
+		// Every replica write is pinned, and afterwards only replicas of
+		// the survivor are active.
+		flags := map[string]bool{}
+		for _, r := range st.Replicas {
+			flags[r.Name] = r.Spec.Active && r.Spec.EngineName == p.Keep.Name
+		}
+		for _, w := range p.Replicas {
+			rep := replicaOf(st, w.Name)
+			if rep == nil || w.UID != string(rep.UID) || w.ResourceVersion != rep.ResourceVersion || w.Deleting {
+				fail("replica write " + w.Name + " not pinned to the replica as read")
+			}
+			flags[w.Name] = w.ToActive && w.ToEngine == p.Keep.Name
+			if w.ToActive && w.ToEngine != p.Keep.Name {
+				fail("replica " + w.Name + " left active for another engine")
+			}
+		}
+		for _, r := range st.Replicas {
+			if r.Spec.Active && r.Spec.EngineName != p.Keep.Name && !flags[r.Name] {
+				written := false
+				for _, w := range p.Replicas {
+					written = written || w.Name == r.Name
+				}
+				if !written {
+					fail("replica " + r.Name + " stays active for " + r.Spec.EngineName)
+				}
+			}
 		}
 		serving, onServing := v.ServingNodeID(), 0
 		for _, e := range st.Engines {
@@ -59,12 +86,12 @@ func TestPlanProperties(t *testing.T) {
 		}
 
 		// Any change to a pinned object after the plan is caught.
-		switch rng.IntN(3) {
-		case 0:
+		switch k := rng.IntN(3); {
+		case k == 0 || len(p.Stale) == 0:
 			v.ResourceVersion += "1"
-		case 1:
+		case k == 1:
 			engineOf(st, p.Stale[rng.IntN(len(p.Stale))].Name).ResourceVersion += "1"
-		case 2:
+		default:
 			engineOf(st, p.Stale[rng.IntN(len(p.Stale))].Name).UID += "x"
 		}
 		if changedSince(p, planOne(t, st, "vol", s)) == "" {

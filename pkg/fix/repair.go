@@ -83,9 +83,15 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		fresh.Volume, fresh.Keep.Name, fresh.Keep.UID, refsForLog(fresh.Stale), fresh.Action, fresh.Version)
 
 	if r.DryRun == DryRunClient {
-		for _, e := range fresh.Stale {
-			out.Changed = append(out.Changed, e.Name)
-			r.Printer.Changed(longhorn.Engines, e.Name, pastTense(fresh.Action), r.DryRun)
+		for _, w := range fresh.Replicas {
+			out.Changed = append(out.Changed, w.Name)
+			r.Printer.Changed(longhorn.Replicas, w.Name, replicaChangeText(w), r.DryRun)
+		}
+		if fresh.EngineWrites() {
+			for _, e := range fresh.Stale {
+				out.Changed = append(out.Changed, e.Name)
+				r.Printer.Changed(longhorn.Engines, e.Name, pastTense(fresh.Action), r.DryRun)
+			}
 		}
 		out.Result, out.Detail = ResultDryRun, "client dry run: nothing sent"
 		return r.report(out)
@@ -119,29 +125,150 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		out.Backup = path
 	}
 
+	if len(fresh.Replicas) > 0 {
+		if failed, ok := r.writeReplicas(ctx, fresh, &out); !ok {
+			return r.report(failed)
+		}
+		if r.DryRun != DryRunServer {
+			// Check the flags before Longhorn can act on the engine change:
+			// the engine writes follow only on a re-read that shows every
+			// replica as written and the rest of the plan unchanged.
+			next, failed, ok := r.checkReplicas(ctx, fresh, out)
+			if !ok {
+				return r.report(failed)
+			}
+			if fresh.EngineWrites() {
+				fresh = next // the engines' current resourceVersions
+			}
+		}
+	}
+	if fresh.EngineWrites() {
+		if failed, ok := r.writeEngines(ctx, fresh, &out); !ok {
+			return r.report(failed)
+		}
+	}
+
+	switch {
+	case r.DryRun == DryRunServer:
+		out.Result = ResultDryRun
+		out.Detail = fmt.Sprintf("server dry run accepted: would %s %s and keep %s", fresh.Action, strings.Join(out.Changed, ", "), fresh.Keep.Name)
+		return r.report(out)
+	case !r.Wait:
+		out.Result = ResultChanged
+		out.Detail = fmt.Sprintf("changed %s; not verified (--wait=false): check with 'kubectl longhorn-engines scan %s'", strings.Join(out.Changed, ", "), fresh.Volume)
+		_ = log.Printf("verify volume=%s skipped (--wait=false)", fresh.Volume)
+		return r.report(out)
+	}
+	return r.report(r.waitVerified(ctx, fresh, out))
+}
+
+// writeReplicas makes the plan's replica writes in order. ok is false when
+// the pipeline must stop; the returned outcome then says what was written.
+func (r *Repairer) writeReplicas(ctx context.Context, p Planned, out *Outcome) (Outcome, bool) {
+	log := r.log()
+	for _, w := range p.Replicas {
+		if r.Stopped() {
+			o := *out
+			o.Result, o.Detail = ResultNotAttempted, "stopped after inverted replica flags on another volume; written so far: "+orNone(o.Changed)
+			return o, false
+		}
+		if r.beforeWrite != nil {
+			r.beforeWrite(w.Name)
+		}
+		if o, ok := r.interrupted(ctx, p.Volume, "replica "+w.Name, out); !ok {
+			return o, false
+		}
+		if err := log.Printf("replica=%s uid=%s resourceVersion=%s engine=%s active=%t to engine=%s active=%t keep=%s dryRun=%s attempt",
+			w.Name, w.UID, w.ResourceVersion, w.EngineName, w.Active, w.ToEngine, w.ToActive, p.Keep.Name, r.DryRun); err != nil {
+			o := *out
+			o.Result, o.Detail = ResultFailed, "action log failed, nothing more written: "+err.Error()
+			return o, false
+		}
+		if err := r.writeReplica(ctx, w); err != nil {
+			_ = log.Printf("replica=%s error=%q", w.Name, err.Error())
+			o := *out
+			o.Result, o.Detail = ResultFailed, err.Error()+"; no engine was changed"+writtenSoFar(o.Changed)
+			return o, false
+		}
+		_ = log.Printf("replica=%s ok", w.Name)
+		if r.afterWrite != nil {
+			r.afterWrite(w.Name)
+		}
+		out.Changed = append(out.Changed, w.Name)
+		r.Printer.Changed(longhorn.Replicas, w.Name, replicaChangeText(w), r.DryRun)
+	}
+	return Outcome{}, true
+}
+
+// checkReplicas re-reads the volume after the replica writes: every
+// replica must be as written, and for an engine write the plan made from
+// this read must be the same action on the same engines with no replica
+// left to change. It returns that plan, which carries the engines' current
+// resourceVersions for the next writes.
+func (r *Repairer) checkReplicas(ctx context.Context, p Planned, out Outcome) (Planned, Outcome, bool) {
+	log := r.log()
+	fail := func(res Result, why string) (Planned, Outcome, bool) {
+		_ = log.Printf("check volume=%s replicas stop reason=%q", p.Volume, why)
+		out.Result, out.Detail = res, why+writtenSoFar(out.Changed)
+		return Planned{}, out, false
+	}
+	vr, err := readVolume(ctx, r.Client, r.Namespace, p.Volume)
+	if err != nil {
+		return fail(ResultFailed, "re-read after the replica writes failed, no engine changed: "+err.Error())
+	}
+	if !vr.found {
+		return fail(ResultFailed, "the volume is gone")
+	}
+	now := map[string]*longhorn.Replica{}
+	for i := range vr.state.Replicas {
+		now[vr.state.Replicas[i].Name] = &vr.state.Replicas[i]
+	}
+	for _, w := range p.Replicas {
+		x := now[w.Name]
+		if x == nil || string(x.UID) != w.UID || x.Spec.EngineName != w.ToEngine || x.Spec.Active != w.ToActive || x.DeletionTimestamp != nil {
+			return fail(ResultFailed, fmt.Sprintf("replica %s is not as written (want engine %s active=%t); no engine changed, run fix again", w.Name, w.ToEngine, w.ToActive))
+		}
+	}
+	fresh := r.planFresh(vr, p.Volume)
+	if !p.EngineWrites() {
+		_ = log.Printf("check volume=%s replicas ok", p.Volume)
+		return fresh, Outcome{}, true
+	}
+	switch {
+	case diffEngines(p.Snapshot.Engines, fresh.Snapshot.Engines) != "":
+		return fail(ResultSkipped, "after the replica writes, "+diffEngines(p.Snapshot.Engines, fresh.Snapshot.Engines)+"; no engine changed, run fix again")
+	case fresh.Action != p.Action || fresh.Keep.UID != p.Keep.UID || names(fresh.Stale) != names(p.Stale):
+		return fail(ResultSkipped, fmt.Sprintf("after the replica writes the plan is %s on %q keeping %q (was %s on %q): %s; no engine changed, run fix again",
+			fresh.Action, names(fresh.Stale), fresh.Keep.Name, p.Action, names(p.Stale), fresh.Why))
+	case len(fresh.Replicas) > 0:
+		return fail(ResultFailed, fmt.Sprintf("after the replica writes replica %s still needs a change; no engine changed, run fix again", fresh.Replicas[0].Name))
+	}
+	_ = log.Printf("check volume=%s replicas ok stale=%s", p.Volume, refsForLog(fresh.Stale))
+	return fresh, Outcome{}, true
+}
+
+// writeEngines changes the stale engines, each pinned by uid and
+// resourceVersion.
+func (r *Repairer) writeEngines(ctx context.Context, fresh Planned, out *Outcome) (Outcome, bool) {
+	log := r.log()
 	for _, e := range fresh.Stale {
 		if r.Stopped() {
-			out.Result, out.Detail = ResultNotAttempted, "stopped after inverted replica flags on another volume; written so far: "+orNone(out.Changed)
-			_ = log.Printf("stop volume=%s written=%s", fresh.Volume, orNone(out.Changed))
-			return r.report(out)
+			o := *out
+			o.Result, o.Detail = ResultNotAttempted, "stopped after inverted replica flags on another volume; written so far: "+orNone(o.Changed)
+			_ = log.Printf("stop volume=%s written=%s", fresh.Volume, orNone(o.Changed))
+			return o, false
 		}
 		if r.beforeWrite != nil {
 			r.beforeWrite(e.Name)
 		}
-		if ctx.Err() != nil {
-			// A safe point: the backup is on disk, this write not sent.
-			out.Result = ResultNotAttempted
-			out.Detail = fmt.Sprintf("stopped before writing engine %s; written so far: %s", e.Name, orNone(out.Changed))
-			if out.Backup != "" {
-				out.Detail += "; backup kept in " + out.Backup
-			}
-			_ = log.Printf("stop volume=%s before=%s written=%s reason=%q", fresh.Volume, e.Name, orNone(out.Changed), context.Cause(ctx).Error())
-			return r.report(out)
+		if o, ok := r.interrupted(ctx, fresh.Volume, "engine "+e.Name, out); !ok {
+			return o, false
 		}
 		if err := log.Printf("%s engine=%s uid=%s resourceVersion=%s node=%s keep=%s dryRun=%s attempt",
 			fresh.Action, e.Name, e.UID, e.ResourceVersion, e.NodeID, fresh.Keep.Name, r.DryRun); err != nil {
-			out.Result, out.Detail = ResultFailed, "action log failed, nothing more written: "+err.Error()
-			return r.report(out)
+			o := *out
+			o.Result, o.Detail = ResultFailed, "action log failed, nothing more written: "+err.Error()
+			return o, false
 		}
 		err := r.write(ctx, fresh.Action, fresh.Keep, e)
 		if err != nil && r.DryRun == DryRunNone && ambiguous(err) {
@@ -161,12 +288,9 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 			_ = log.Printf("%s engine=%s error=%q", fresh.Action, e.Name, err.Error())
 		}
 		if err != nil {
-			out.Result = ResultFailed
-			out.Detail = err.Error()
-			if len(out.Changed) > 0 {
-				out.Detail += fmt.Sprintf("; already %s: %s (see %s)", pastTense(fresh.Action), strings.Join(out.Changed, ", "), ActionLogName)
-			}
-			return r.report(out)
+			o := *out
+			o.Result, o.Detail = ResultFailed, err.Error()+writtenSoFar(o.Changed)
+			return o, false
 		}
 		_ = log.Printf("%s engine=%s ok", fresh.Action, e.Name)
 		if r.afterWrite != nil {
@@ -175,19 +299,31 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		out.Changed = append(out.Changed, e.Name)
 		r.Printer.Changed(longhorn.Engines, e.Name, pastTense(fresh.Action), r.DryRun)
 	}
+	return Outcome{}, true
+}
 
-	switch {
-	case r.DryRun == DryRunServer:
-		out.Result = ResultDryRun
-		out.Detail = fmt.Sprintf("server dry run accepted: would %s %s and keep %s", fresh.Action, strings.Join(out.Changed, ", "), fresh.Keep.Name)
-		return r.report(out)
-	case !r.Wait:
-		out.Result = ResultChanged
-		out.Detail = fmt.Sprintf("%s %s; not verified (--wait=false): check with 'kubectl longhorn-engines scan %s'", pastTense(fresh.Action), strings.Join(out.Changed, ", "), fresh.Volume)
-		_ = log.Printf("verify volume=%s skipped (--wait=false)", fresh.Volume)
-		return r.report(out)
+// interrupted is the outcome at a safe point after a signal: the backup is
+// on disk and the write of name was not sent. ok is false when the pipeline
+// must stop there.
+func (r *Repairer) interrupted(ctx context.Context, volume, name string, out *Outcome) (Outcome, bool) {
+	if ctx.Err() == nil {
+		return Outcome{}, true
 	}
-	return r.report(r.waitVerified(ctx, fresh, out))
+	o := *out
+	o.Result = ResultNotAttempted
+	o.Detail = fmt.Sprintf("stopped before writing %s; written so far: %s", name, orNone(o.Changed))
+	if o.Backup != "" {
+		o.Detail += "; backup kept in " + o.Backup
+	}
+	_ = r.log().Printf("stop volume=%s before=%s written=%s reason=%q", volume, name, orNone(o.Changed), context.Cause(ctx).Error())
+	return o, false
+}
+
+func writtenSoFar(changed []string) string {
+	if len(changed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; already changed: %s (see %s; the state is safe to leave, and the next run completes it)", strings.Join(changed, ", "), ActionLogName)
 }
 
 // waitVerified polls the volume until verify passes, the flags invert, or

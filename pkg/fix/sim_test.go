@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
@@ -109,9 +110,14 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 	}
 	_, es, _ := e.State(vol)
 	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
-	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
-	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
-		e.T.Fatal(err)
+	if !e.Sim.Version().Affected() {
+		e.writeStuckConfirm(vol, mig)
+	} else {
+		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
+		if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+			e.T.Fatal(err)
+		}
+		defer e.Sim.ClearFault(fid)
 	}
 	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		n := 0
@@ -125,8 +131,33 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 	e.Await("BUG sync error", func() bool {
 		return strings.Contains(e.Sim.LastSyncError(vol), "BUG: found the second active engine")
 	})
-	e.Sim.ClearFault(fid)
 	return old, mig
+}
+
+// writeStuckConfirm leaves, on a fixed release, what a failed confirm on an
+// affected one saved before the upgrade (the volume stuck on 1.4.3, then
+// upgraded): the confirm requested, the migration engine active, the
+// volume's current node moved, no currentMigrationNodeID (1.4 has none),
+// while the volume controller is held so that it cannot finish the confirm.
+func (e *simEnv) writeStuckConfirm(vol, mig string) {
+	e.T.Helper()
+	hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
+	defer e.Sim.ClearFault(hold)
+	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+		e.T.Fatal(err)
+	}
+	e.WaitFor("confirm requested", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+		return v.Spec.NodeID == nodeB && v.Spec.MigrationNodeID == ""
+	})
+	ns := cluster.Dynamic()
+	if _, err := ns.Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, mig, types.JSONPatchType,
+		[]byte(`[{"op":"replace","path":"/spec/active","value":true}]`), metav1.PatchOptions{}); err != nil {
+		e.T.Fatal(err)
+	}
+	if _, err := ns.Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
+		[]byte(`{"status":{"currentNodeID":"`+nodeB+`","currentMigrationNodeID":""}}`), metav1.PatchOptions{}, "status"); err != nil {
+		e.T.Fatal(err)
+	}
 }
 
 func getVA(ctx context.Context, ns, vol string) (*longhorn.VolumeAttachment, error) {

@@ -34,37 +34,35 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("--strategy must be one of %s (got %q)", strings.Join(Strategies, ", "), s)
 }
 
-// chooseAction decides what fix does to a finding's stale engines. The
-// finding's own action (set by detect only when every precondition holds on
-// an affected release) is the ceiling: a strategy may pick a different safe
+// chooseAction decides what fix does about a finding. The finding's own
+// action (set by detect only when every precondition holds on a release
+// fix repairs) is the ceiling: a strategy may pick a different safe engine
 // action, never act where detect refused.
 func chooseAction(f detect.Finding, v longhorn.Version, s Strategy) (detect.Action, string) {
-	if f.Type != detect.TypeMultipleActiveEngines {
+	if f.Refused() || !f.Action.Writes() || f.Keep == "" {
 		return detect.ActionNone, f.Reason
 	}
-	if f.Refused() || (f.Action != detect.ActionDeactivate && f.Action != detect.ActionDelete) || f.Keep == "" || len(f.Stale) == 0 {
+	if f.Action == detect.ActionSetReplicas {
+		// Only replica writes: the strategy (what to do to stale engines) has
+		// nothing to choose.
+		return f.Action, f.Reason
+	}
+	if f.Type != detect.TypeMultipleActiveEngines || len(f.Stale) == 0 {
 		return detect.ActionNone, f.Reason
 	}
-	cls := v.Class()
 	switch s {
 	case StrategyAuto, "":
 		return f.Action, f.Reason
 	case StrategyDeactivate:
-		switch cls {
-		case longhorn.ClassL13, longhorn.ClassL14a, longhorn.ClassL15a:
-			return detect.ActionDeactivate, fmt.Sprintf("--strategy=deactivate: set spec.active=false on %s and keep %s; Longhorn then finishes the confirm itself",
-				strings.Join(f.Stale, ", "), f.Keep)
-		}
+		return detect.ActionDeactivate, fmt.Sprintf("--strategy=deactivate: set the replica flags right, then spec.active=false on %s, and keep %s; Longhorn then finishes the confirm itself",
+			strings.Join(f.Stale, ", "), f.Keep)
 	case StrategyDelete:
-		switch cls {
-		case longhorn.ClassL15a:
-			return detect.ActionDelete, fmt.Sprintf("--strategy=delete: delete %s and keep %s (the documented workaround for 1.5.0/1.5.1)",
-				strings.Join(f.Stale, ", "), f.Keep)
-		case longhorn.ClassL13, longhorn.ClassL14a:
-			return detect.ActionNone, fmt.Sprintf("--strategy=delete refused on Longhorn %s: deleting the stale engine there skips the replica flip, "+
-				"and Longhorn then deletes the inactive replicas that back %s and may wipe the shared data directories (domain reference §8.2); "+
-				"use --strategy=auto, which deactivates it instead", v, f.Keep)
+		if f.Action == detect.ActionDelete {
+			return f.Action, f.Reason
 		}
+		return detect.ActionNone, fmt.Sprintf("--strategy=delete refused on Longhorn %s for this volume: deleting the stale engine is safe only on 1.5.0/1.5.1 with status.currentMigrationNodeID equal to the current node, "+
+			"which makes Longhorn re-enter the confirm; otherwise nothing switches the replicas once it is gone (see docs/troubleshooting-two-active-engines.md); "+
+			"use --strategy=auto, which deactivates it instead", v)
 	}
-	return detect.ActionNone, fmt.Sprintf("--strategy=%s is not safe on Longhorn %s (%s): no action", s, v, cls)
+	return detect.ActionNone, fmt.Sprintf("--strategy=%s is not safe on Longhorn %s (%s): no action", s, v, v.Class())
 }

@@ -23,9 +23,11 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 		{vL13, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
 		{vL14a, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
 		{vL15a, map[Strategy]detect.Action{StrategyAuto: del, StrategyDeactivate: deac, StrategyDelete: del}},
-		{vL14f, map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
-		{vL15f, map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
-		{vL16, map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
+		// stuck before an upgrade: the same repair, never a delete
+		{vL14f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{vL15f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{vL16, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{"v1.11.0", map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
 	}
 	for _, tt := range tests {
 		st := stateOf(fixture.TwoActiveEngines(tt.version, "vol"))
@@ -41,7 +43,7 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 	}
 	// The refusal of delete on 1.3/1.4 says why.
 	p := planOne(t, stateOf(fixture.TwoActiveEngines(vL14a, "vol")), "vol", StrategyDelete)
-	if !strings.Contains(p.Why, "--strategy=delete refused") || !strings.Contains(p.Why, "replica") {
+	if !strings.Contains(p.Why, "--strategy=delete refused") || !strings.Contains(p.Why, "replicas") {
 		t.Errorf("delete on 1.4.3: why = %q", p.Why)
 	}
 }

@@ -96,18 +96,17 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	return verdict{Done: true, Status: status}
 }
 
-// invertedFinding: detect's inverted-flags finding, or, on 1.3/1.4, an
-// active engine being deleted while the flags are inverted (the data-loss
-// path of §8.2 in progress). On 1.5.0/1.5.1 the latter is the expected
-// moment right after deleting the stale engine: status.currentMigrationNodeID
-// makes Longhorn flip the replicas once the engine is gone.
-func invertedFinding(f detect.Finding, v longhorn.Version) bool {
+// invertedFinding: a state in which Longhorn may delete the replicas that
+// back the survivor, or has left active replicas for a deleted engine:
+// detect's inverted-flags and dangling-replicas findings, and a stale
+// engine being deleted while the flags are inverted (on 1.5.0/1.5.1 with
+// status.currentMigrationNodeID set that is expected, and not critical).
+func invertedFinding(f detect.Finding, _ longhorn.Version) bool {
 	switch f.Type {
-	case detect.TypeInvertedReplicaFlags:
+	case detect.TypeInvertedReplicaFlags, detect.TypeDanglingReplicas:
 		return true
 	case detect.TypePendingCleanup:
-		c := v.Class()
-		return f.Severity == detect.SeverityCritical && (c == longhorn.ClassL13 || c == longhorn.ClassL14a)
+		return f.Severity == detect.SeverityCritical
 	}
 	return false
 }

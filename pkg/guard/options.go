@@ -122,7 +122,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if !ver.Known() {
 		errOut.Printf("warning: Longhorn version unknown (%s): findings are reported, nothing is repaired", src)
 	} else if !ver.Affected() {
-		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard reports what it sees and repairs nothing", ver)
+		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.10; see docs/support-matrix.md)", ver)
 	}
 	if err := preflight(ctx, o.client, o.namespace, watchedResources(ver), writeVerbs(ver, o.strategy, o.dryRun)); err != nil {
 		return cmdutil.WithCode(exitNoCheck, err)

@@ -61,6 +61,14 @@ func preflight(ctx context.Context, c *inventory.Client, ns string, watched []lo
 			return cmdutil.Explain(err, verb, longhorn.Engines.GroupResource(), ns)
 		}
 	}
+	if len(writes) > 0 {
+		// Every repair patches replica flags before any engine write.
+		test := []byte(`[{"op":"test","path":"/metadata/uid","value":"` + probeUID + `"}]`)
+		_, err := c.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(ns).Patch(ctx, probeEngine, types.JSONPatchType, test, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil && !allowed(err) {
+			return cmdutil.Explain(err, "patch", longhorn.Replicas.GroupResource(), ns)
+		}
+	}
 	return nil
 }
 
@@ -77,23 +85,23 @@ func allowed(err error) bool {
 }
 
 // writeVerbs are the verbs on engines a repair needs for this version and
-// strategy (fix's decision table): none when the version is fixed or
-// unknown (nothing is repaired) or nothing is sent.
+// strategy (fix's decision table): none when nothing is repaired on this
+// release or nothing is sent. Any write also needs patch on replicas
+// (preflight checks it): the flags are set before an engine is changed.
 func writeVerbs(v longhorn.Version, s fix.Strategy, dry fix.DryRun) []string {
 	if dry == fix.DryRunClient {
 		return nil
 	}
-	switch v.Class() {
-	case longhorn.ClassL13, longhorn.ClassL14a:
+	switch c := v.Class(); {
+	case c == longhorn.ClassL15a && s == fix.StrategyDeactivate:
+		return []string{"patch"}
+	case c == longhorn.ClassL15a:
+		return []string{"patch", "delete"} // delete only with currentMigrationNodeID set
+	case c == longhorn.ClassL13, c == longhorn.ClassL14a, c.Fixed() && !v.AtLeast(1, 11, 0):
 		if s == fix.StrategyDelete {
 			return nil
 		}
 		return []string{"patch"}
-	case longhorn.ClassL15a:
-		if s == fix.StrategyDeactivate {
-			return []string{"patch"}
-		}
-		return []string{"delete"}
 	}
 	return nil
 }

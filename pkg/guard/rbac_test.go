@@ -137,7 +137,7 @@ func without(rules []rbacv1.PolicyRule, resource, verb string) []rbacv1.PolicyRu
 
 // The Roles grant what each command needs and nothing else: read-only for
 // scan; for the guard, watch only where it watches and writes only on
-// engines. The Job runs the guard as the bound ServiceAccount, with a
+// engines and (the replica flags) replicas. The Job runs the guard as the bound ServiceAccount, with a
 // deadline a bit over its window.
 func TestDeployManifests(t *testing.T) {
 	all := []string{"instancemanagers", "nodes", "replicas", "settings", "volumeattachments", "volumes", "engines"}
@@ -149,7 +149,7 @@ func TestDeployManifests(t *testing.T) {
 	}
 	g := roleRules(t, "rbac-guard.yaml")
 	want := map[string][]string{
-		"volumes": {"get", "list", "watch"}, "replicas": {"get", "list", "watch"}, "volumeattachments": {"get", "list", "watch"},
+		"volumes": {"get", "list", "watch"}, "replicas": {"get", "list", "patch", "watch"}, "volumeattachments": {"get", "list", "watch"},
 		"settings": {"get", "list", "watch"}, "engines": {"delete", "get", "list", "patch", "watch"},
 		"instancemanagers": {"get", "list"}, "nodes": {"get", "list"},
 	}

@@ -152,12 +152,15 @@ func TestWriteVerbs(t *testing.T) {
 	}{
 		{"v1.4.3", fix.StrategyAuto, fix.DryRunNone, "patch"},
 		{"v1.3.2", fix.StrategyAuto, fix.DryRunServer, "patch"},
-		{"v1.5.1", fix.StrategyAuto, fix.DryRunNone, "delete"},
+		{"v1.5.1", fix.StrategyAuto, fix.DryRunNone, "patch,delete"},
 		{"v1.5.1", fix.StrategyDeactivate, fix.DryRunNone, "patch"},
 		{"v1.4.3", fix.StrategyDelete, fix.DryRunNone, ""},
 		{"v1.4.3", fix.StrategyAuto, fix.DryRunClient, ""},
-		{"v1.6.0", fix.StrategyAuto, fix.DryRunNone, ""},
-		{"v1.4.4", fix.StrategyAuto, fix.DryRunNone, ""},
+		// fixed releases repair a volume stuck before the upgrade, up to 1.10
+		{"v1.6.0", fix.StrategyAuto, fix.DryRunNone, "patch"},
+		{"v1.4.4", fix.StrategyAuto, fix.DryRunNone, "patch"},
+		{"v1.10.0", fix.StrategyDelete, fix.DryRunNone, ""},
+		{"v1.11.0", fix.StrategyAuto, fix.DryRunNone, ""},
 	} {
 		got := writeVerbs(longhorn.MustParseVersion(tc.version), tc.s, tc.dry)
 		if g := joinOrEmpty(got); g != tc.want {

@@ -106,6 +106,9 @@ func (v Version) Class() Class {
 	}
 }
 
+// Fixed reports a release with the #6642 fix (1.4.4+, 1.5.2+).
+func (c Class) Fixed() bool { return c == ClassL14f || c == ClassL15f }
+
 // Affected reports a release with the two-active-engines bug (#6642).
 func (v Version) Affected() bool {
 	switch v.Class() {

@@ -179,6 +179,21 @@ func ticketChecks(cs *checks, s *snapshot) {
 		ok := got == "" || got == "any" || got == want
 		cs.add("csi-attacher ticket on the current node", ok, "ticket %s, disableFrontend=%q (volume %s)", mine[0].ID, got, want)
 	}
+	if s.version.TicketLimits() {
+		// Longhorn's validating webhook (1.7+) refuses a migratable
+		// volume's VolumeAttachment with more than two tickets of any type:
+		// a snapshot, backup or rebuild ticket makes the start fail.
+		var other []string
+		for _, id := range longhorn.SortedKeys(s.va.Spec.AttachmentTickets) {
+			if t := s.va.Spec.AttachmentTickets[id]; t.Type != longhorn.AttacherTypeCSI {
+				other = append(other, fmt.Sprintf("%s (%s)", id, orText(t.Type, "no type")))
+			}
+		}
+		n := len(s.va.Spec.AttachmentTickets)
+		cs.add("attachment tickets within Longhorn's limit", n+1 <= 2,
+			"%d ticket(s) now, %d with the target's; Longhorn %s refuses more than 2 on a migratable volume; other tickets: %s",
+			n, n+1, s.version, orText(strings.Join(other, ", "), "none"))
+	}
 }
 
 // inFlightChecks are the pre-checks of confirm and rollback: a migration to

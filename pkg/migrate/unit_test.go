@@ -284,6 +284,26 @@ func TestStartChecks(t *testing.T) {
 		s.va = fixture.NewVA("vol", nodeA, "node-c")
 		mustCheck(t, startChecks(s, nodes[nodeB], nodeB), "not already migrating", false)
 	})
+	// 1.7+: Longhorn's webhook counts every ticket, so a snapshot, backup
+	// or rebuild ticket next to the csi ticket makes the start fail.
+	for _, typ := range []string{"snapshot-controller", "backup-controller", "volume-rebuilding-controller"} {
+		for _, ver := range []string{"v1.6.0", "v1.7.0", "v1.10.0"} {
+			s := snapOf(t, fixture.Healthy(ver, "vol"))
+			s.va = fixture.NewVA("vol", nodeA)
+			mustCheck(t, startChecks(s, nodes[nodeB], nodeB), "csi-attacher ticket on the current node", true)
+			s.va.Spec.AttachmentTickets["t-"+typ] = longhorn.AttachmentTicket{ID: "t-" + typ, Type: typ, NodeID: nodeA}
+			cs := startChecks(s, nodes[nodeB], nodeB)
+			if ver == "v1.6.0" {
+				for _, c := range cs {
+					if c.Name == "attachment tickets within Longhorn's limit" {
+						t.Errorf("%s: ticket limit checked before 1.7", ver)
+					}
+				}
+				continue
+			}
+			mustCheck(t, cs, "attachment tickets within Longhorn's limit", false)
+		}
+	}
 }
 
 func TestWorkloadUsage(t *testing.T) {

@@ -260,7 +260,7 @@ func guardRBAC(ns string, affected []longhorn.Version) string {
 	if verbs[detect.ActionDelete] {
 		w = append(w, "delete")
 	}
-	return fmt.Sprintf("in namespace %s: get and list on volumes, engines, replicas, settings, volumeattachments, instancemanagers; watch on volumes, engines, replicas, settings, volumeattachments; %s on engines (Role longhorn-engines-guard in deploy/rbac-guard.yaml; docs/rbac.md)",
+	return fmt.Sprintf("in namespace %s: get and list on volumes, engines, replicas, settings, volumeattachments, instancemanagers; watch on volumes, engines, replicas, settings, volumeattachments; %s on engines and patch on replicas (Role longhorn-engines-guard in deploy/rbac-guard.yaml; docs/rbac.md)",
 		ns, strings.Join(w, " and "))
 }
 

@@ -11,16 +11,8 @@ import (
 // table of docs/support-matrix.md); nothing here lists releases again.
 
 // repairOn is what `fix` does to a stuck volume on release v
-// (docs/support-matrix.md, the fix column).
-func repairOn(v longhorn.Version) detect.Action {
-	switch v.Class() {
-	case longhorn.ClassL13, longhorn.ClassL14a:
-		return detect.ActionDeactivate
-	case longhorn.ClassL15a:
-		return detect.ActionDelete
-	}
-	return detect.ActionNone
-}
+// (docs/support-matrix.md, the fix column): detect decides.
+func repairOn(v longhorn.Version) detect.Action { return detect.ReleaseRepair(v) }
 
 func repairWords(v longhorn.Version) string {
 	switch repairOn(v) {

@@ -132,7 +132,7 @@ func TestPreflightPerRelease(t *testing.T) {
 	}{
 		{"v1.4.3", "pf-v143", true, detect.ActionDeactivate, "patch on engines"},
 		{"v1.5.1", "pf-v151", true, detect.ActionDelete, "delete on engines"},
-		{"v1.6.0", "pf-v160", false, detect.ActionNone, ""},
+		{"v1.6.0", "pf-v160", false, detect.ActionDeactivate, ""}, // a volume stuck before the upgrade
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			t.Parallel()
@@ -228,7 +228,7 @@ func TestPreflightPerRelease(t *testing.T) {
 			e.offlineAgrees(r)
 			tg := r.Target
 			if tg == nil || tg.Version != "v1.6.2" || tg.Affected || tg.Fixes != tc.affected || !tg.StuckStayStuck ||
-				!strings.Contains(tg.StuckNote, "fix only reports") {
+				!strings.Contains(tg.StuckNote, "fix deactivates the stale engine") {
 				t.Errorf("target: %+v", tg)
 			}
 			if wantPath := tc.version == "v1.4.3"; wantPath != (len(tg.Path) == 2 && strings.HasPrefix(tg.Path[0], "v1.5.x: use v1.5.2 or later")) {

@@ -279,7 +279,7 @@ func severityColor(p cmdutil.Painter, s detect.Severity) func(string) string {
 }
 
 func actionColor(p cmdutil.Painter, a detect.Action) func(string) string {
-	if a == detect.ActionDeactivate || a == detect.ActionDelete {
+	if a.Writes() {
 		return p.Bold
 	}
 	return nil

@@ -69,7 +69,7 @@ func NewReport(st *longhorn.State, res detect.Result, source string) *Report {
 		case detect.TypeOrphanEngine, detect.TypeOrphanEngineProcess:
 			r.Summary.OrphanFindings++
 		}
-		if f.Action == detect.ActionDeactivate || f.Action == detect.ActionDelete {
+		if f.Action.Writes() {
 			r.Summary.Repairable++
 		}
 	}

@@ -30,16 +30,16 @@ var generations = []struct {
 		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDeactivate},
 	}},
 	{"v1.4.4", map[string]want{
-		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionNone},
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDeactivate},
 	}},
 	{"v1.5.1", map[string]want{
 		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDelete},
 	}},
 	{"v1.5.2", map[string]want{
-		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionNone},
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDeactivate},
 	}},
 	{"v1.6.0", map[string]want{
-		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionNone},
+		"two-active-engines": {detect.TypeMultipleActiveEngines, detect.ActionDeactivate},
 	}},
 }
 

@@ -61,7 +61,8 @@ func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
 	norun.Engines[1].Status.CurrentState = "error"
 	norun.Engines[1].Status.Endpoint = ""
 	faulted := fixture.TwoActiveEngines("v1.4.3", "faulted")
-	faulted.Volumes[0].Status.Robustness = "faulted"
+	faulted.Volumes[0].Status.Robustness = "faulted" // frozen; what counts is the survivor's modes
+	faulted.Engines[1].Status.ReplicaModeMap = map[string]string{"faulted-r-elsewhere": "RW"}
 	objs := fixture.Nodes().Add(diverged).Add(norun).Add(faulted)
 	if err := fixture.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)

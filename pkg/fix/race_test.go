@@ -1,0 +1,275 @@
+package fix_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+const nodeC = "node-c"
+
+// requestMigration lands a migration request to node-c on vol while the
+// volume controller is held, so that Longhorn's next sync sees it: a drain's
+// CSI attach (spec.migrationNodeID up to 1.4, a second csi ticket from 1.5).
+func (e *simEnv) requestMigration(vol string) {
+	e.T.Helper()
+	hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
+	defer e.Sim.ClearFault(hold)
+	if err := e.Sim.Attach(e.Ctx, vol, nodeC); err != nil {
+		if e.Sim.Version().HasVolumeAttachments() {
+			e.T.Fatal(err)
+		}
+		// The REST API's checks refused; any client can still set the field.
+		e.T.Logf("attach refused (%v): setting spec.migrationNodeID", err)
+		_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
+			[]byte(`{"spec":{"migrationNodeID":"`+nodeC+`"}}`), metav1.PatchOptions{})
+		if err != nil {
+			e.T.Fatal(err)
+		}
+	}
+	// From 1.5 the VolumeAttachment controller turns the ticket into
+	// spec.migrationNodeID only once its start conditions hold (never while
+	// status.currentMigrationNodeID is set, as on a stuck 1.5.0/1.5.1
+	// volume): the ticket stays, and the request lands whenever they do.
+}
+
+// noDataLost fails the test if lhsim wiped any data directory of vol.
+func (e *simEnv) noDataLost(vol string) {
+	e.T.Helper()
+	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
+		e.T.Errorf("data directories wiped: %v", w)
+	}
+	if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
+		e.T.Errorf("data lost: %t %v", lost, err)
+	}
+}
+
+// With the old order (the stale engine deactivated while its replicas are
+// still active), a migration request before Longhorn's next sync makes the
+// revert delete those active replicas and wipe the directories the
+// survivor's replicas share: what Longhorn 1.4.3's own controller did.
+// lhsim must agree, or the tests below prove nothing.
+func TestOldOrderMigrationRequestWipes(t *testing.T) {
+	for _, version := range []string{"v1.4.3", "v1.5.3"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, version)
+			if err := e.Sim.AddNode(e.Ctx, nodeC, lhsim.NodeOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			vol := "vol-old-order"
+			old, _ := e.produceBug(vol)
+			hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
+			_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, old, types.JSONPatchType,
+				[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Sim.ClearFault(hold)
+			e.requestMigration(vol)
+			e.Await("data wiped", func() bool { return len(e.Sim.WipedDirs(vol)) > 0 })
+		})
+	}
+}
+
+// A migration request landing after fix's plan or after any of its writes,
+// before Longhorn's next sync, wipes nothing: the replica flags are right
+// before the stale engine is deactivated, and a request seen before the
+// engine write stops the run in the inert two-engine state. After the
+// request is rolled back, a second run (where needed) converges.
+//
+// Not parallel: the write hooks are process-wide, and sequential tests run
+// while no parallel test does.
+func TestMigrationRequestRacingTheRepair(t *testing.T) {
+	type point struct {
+		name  string
+		after int // -1: after the plan; k: after write k (0-based); -2: after the last write
+	}
+	plan, first, lastReplica, engine := point{"plan", -1}, point{"first-write", 0}, point{"last-replica-write", 3}, point{"engine-write", -2}
+	cases := map[string][]point{
+		"v1.4.3":  {plan, first, lastReplica, engine},
+		"v1.5.1":  {first, engine},
+		"v1.3.3":  {engine},
+		"v1.5.3":  {engine},
+		"v1.10.0": {first, engine},
+	}
+	for _, version := range []string{"v1.3.3", "v1.4.3", "v1.5.1", "v1.5.3", "v1.10.0"} {
+		for _, p := range cases[version] {
+			t.Run(version+"/"+p.name, func(t *testing.T) {
+				e := newSim(t, version)
+				if err := e.Sim.AddNode(e.Ctx, nodeC, lhsim.NodeOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				vol := "vol-race"
+				old, mig := e.produceBug(vol)
+				_, _, rs := e.State(vol)
+				writes := len(rs) + 1 // every replica flag is wrong, then the engine
+				fired := false
+				n := 0
+				land := func() {
+					if !fired {
+						fired = true
+						e.requestMigration(vol)
+					}
+				}
+				if p.after == -1 {
+					fix.TestHooks.AfterPlan = land
+				} else {
+					fix.TestHooks.AfterWrite = func(string) {
+						if n == p.after || (p.after == -2 && n == writes-1) {
+							land()
+						}
+						n++
+					}
+				}
+				res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "3s")
+				fix.TestHooks.AfterPlan, fix.TestHooks.AfterWrite = nil, nil
+				if !fired {
+					t.Fatalf("the migration request never landed (%d writes): %s", n, res)
+				}
+				// Up to 1.4 the request is spec.migrationNodeID itself, so fix
+				// must see it; from 1.5 a ticket becomes one only when the
+				// VolumeAttachment controller starts the migration.
+				if !e.Sim.Version().HasVolumeAttachments() {
+					if res.Code == fix.ExitOK {
+						t.Errorf("exit 0 although a migration was requested: %s", res)
+					}
+					if p.after != -2 && strings.Contains(res.Stdout, `engine.longhorn.io "`+old+`"`) {
+						t.Errorf("the stale engine was written after the request: %s", res.Stdout)
+					}
+				}
+				e.noDataLost(vol)
+
+				// Roll the request back (the drain gives up) and finish.
+				if err := e.Sim.Detach(e.Ctx, vol, nodeC); err != nil {
+					t.Logf("detach node-c: %v", err)
+					_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
+						[]byte(`{"spec":{"migrationNodeID":""}}`), metav1.PatchOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				e.WaitFor("request rolled back", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+					return v.Spec.MigrationNodeID != nodeC
+				})
+				if p.after != -2 {
+					again := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "again"), "--timeout", "60s")
+					if again.Code != fix.ExitOK {
+						t.Fatalf("second run: exit %d", again.Code)
+					}
+				}
+				e.WaitFor("settled on node-b", vol, settled(nodeB))
+				_, es, _ := e.State(vol)
+				if len(es) != 1 || es[0].Name != mig {
+					t.Errorf("engines %v, want only %s", engineNames(es), mig)
+				}
+				e.noDataLost(vol)
+			})
+		}
+	}
+}
+
+func engineNames(es []longhorn.Engine) string {
+	out := make([]string, len(es))
+	for i := range es {
+		out[i] = fmt.Sprintf("%s@%s", es[i].Name, es[i].Spec.NodeID)
+	}
+	return strings.Join(out, ",")
+}
+
+// The documented delete applied by hand on 1.3/1.4: Longhorn removes the
+// survivor's inactive replicas, the old replicas stay active for the
+// deleted engine and every sync fails. fix points them at the remaining
+// engine; Longhorn then runs it with them and nothing is wiped.
+func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
+	for _, version := range []string{"v1.3.3", "v1.4.3"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, version)
+			vol := "vol-kb"
+			old, mig := e.produceBug(vol)
+			if err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Delete(e.Ctx, old, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitFor("survivor's replicas cleaned up, old ones dangling", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				if len(es) != 1 || es[0].Name != mig || len(rs) == 0 {
+					return false
+				}
+				for _, r := range rs {
+					if r.Spec.EngineName != old || !r.Spec.Active {
+						return false
+					}
+				}
+				return true
+			})
+			e.Await("start fails", func() bool {
+				return strings.Contains(e.Sim.LastSyncError(vol), "no healthy or scheduled replica for starting")
+			})
+			scan := clitestRun(e, "scan", vol, "-n", e.NS)
+			contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
+
+			res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
+			if res.Code != fix.ExitOK {
+				t.Fatalf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
+			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+			e.noDataLost(vol)
+		})
+	}
+}
+
+// A stale engine deleted while the flags are inverted (its finalizer still
+// pending): fix sets the flags while the engine exists; once it is gone
+// Longhorn removes only inactive replicas.
+func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
+	for _, version := range []string{"v1.4.3", "v1.5.3"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newSim(t, version)
+			vol := "vol-pending"
+			old, mig := e.produceBug(vol)
+			stuck := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
+			if err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Delete(e.Ctx, old, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitFor("old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				o := engineOn(es, nodeA)
+				return o != nil && o.DeletionTimestamp != nil
+			})
+			res := e.fix(vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
+			if res.Code != fix.ExitOK {
+				t.Fatalf("exit %d", res.Code)
+			}
+			contains(t, "stdout", res.Stdout, "activated", "deactivated")
+			if strings.Contains(res.Stdout, `engine.longhorn.io "`) {
+				t.Errorf("an engine was written: %s", res.Stdout)
+			}
+			e.Sim.ClearFault(stuck)
+			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			_, es, _ := e.State(vol)
+			if len(es) != 1 || es[0].Name != mig {
+				t.Errorf("engines %v", engineNames(es))
+			}
+			e.noDataLost(vol)
+		})
+	}
+}
+
+// clitestRun runs any command of the plugin against the test server.
+func clitestRun(e *simEnv, args ...string) clitest.Result {
+	e.T.Helper()
+	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
+	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
+	return res
+}
