@@ -54,6 +54,9 @@ func run(m *testing.M) int {
 	// controller binaries are built up front, so that a test's deadline
 	// does not include a cold build.
 	for _, rel := range lhreal.Releases() {
+		if !scenarioReleases[rel] {
+			continue
+		}
 		clusterErr[rel] = func() error {
 			if _, err := lhreal.Binary(rel); err != nil {
 				return err

@@ -1,0 +1,123 @@
+package realtest
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// pausedWhile stops Longhorn's controllers, runs fn, and starts them again,
+// so that Longhorn's first sync afterwards sees everything fn wrote at
+// once: a migration request landing between a write and Longhorn's next
+// sync, made deterministic.
+func (e *env) pausedWhile(fn func()) {
+	e.t.Helper()
+	e.lh.Stop()
+	fn()
+	lh, err := lhreal.Start(e.ctx, lhreal.Options{Release: e.release, Kubeconfig: e.c.KubeconfigPath(), Namespace: e.ns,
+		Nodes: []string{nodeA, nodeB, nodeC}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.lh = lh
+	e.t.Cleanup(lh.Stop)
+}
+
+// requestMigration asks for a migration to node-c as a drain's CSI attach
+// does on 1.3/1.4 (spec.migrationNodeID; the REST API's checks are not run
+// here: the controllers are stopped).
+func (e *env) requestMigration(vol string) {
+	e.t.Helper()
+	_, err := e.c.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.ns).Patch(e.ctx, vol, types.MergePatchType,
+		[]byte(`{"spec":{"migrationNodeID":"`+nodeC+`"}}`), metav1.PatchOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestMigrationRequestAfterRepair, on Longhorn's own controllers: a
+// migration request that reaches Longhorn together with fix's writes wipes
+// nothing after fix's order (replica flags first), while the old order
+// (only the stale engine deactivated) makes Longhorn's revert delete the
+// old replicas while active and wipe the directories the survivor shares.
+func TestMigrationRequestAfterRepair(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		if !longhorn.MustParseVersion(rel).Affected() {
+			continue
+		}
+		t.Run(rel+"/fix", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-race"
+			old := e.seedState(vol)
+			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+				t.Fatal(err)
+			}
+			e.pausedWhile(func() {
+				out, errOut, code := e.plugin("fix", vol, "--yes", "--wait=false", "--backup-dir", t.TempDir())
+				if code != 0 {
+					t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
+				}
+				e.requestMigration(vol)
+			})
+			// Longhorn reverts (deletes the old engine and replicas, now
+			// inactive) and starts the requested migration.
+			e.waitFor("old engine gone, migration to node-c under way", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				for _, x := range es {
+					if x.Name == old {
+						return false
+					}
+				}
+				return v.Spec.MigrationNodeID == nodeC
+			})
+			if l := e.activeDeleted(); len(l) > 0 {
+				t.Errorf("replicas deleted while active: %v", l)
+			}
+			if w := e.sim.WipedDirs(vol); len(w) > 0 {
+				t.Errorf("data directories wiped: %v", w)
+			}
+			// The drain gives up: roll the request back; Longhorn settles.
+			if err := e.sim.Detach(e.ctx, vol, nodeC); err != nil {
+				t.Fatal(err)
+			}
+			e.waitFor("converged on node-b", vol, settled(nodeB))
+			if l := e.activeDeleted(); len(l) > 0 {
+				t.Errorf("replicas deleted while active: %v", l)
+			}
+			if lost, err := e.sim.DataLost(e.ctx, vol); err != nil || lost {
+				t.Errorf("data lost: %v %v (wiped %v)", lost, err, e.sim.WipedDirs(vol))
+			}
+		})
+		t.Run(rel+"/old-order", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-old-order"
+			old := e.seedState(vol)
+			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+				t.Fatal(err)
+			}
+			e.pausedWhile(func() {
+				_, err := e.c.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.ns).Patch(e.ctx, old, types.JSONPatchType,
+					[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.requestMigration(vol)
+			})
+			e.waitFor("old replicas deleted", vol, func(_ *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+				return len(e.activeDeleted()) > 0
+			})
+			ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+			defer cancel()
+			if err := e.sim.Await(ctx, func() bool { return len(e.sim.WipedDirs(vol)) > 0 }); err != nil {
+				t.Fatalf("the old order wiped nothing: %v", err)
+			}
+		})
+	}
+}
