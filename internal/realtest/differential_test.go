@@ -90,6 +90,7 @@ func scenarios() []scenario {
 			e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 				return len(es) == 2 && activeCount(es) == 2
 			})
+			e.waitRepairable(vol)
 			if _, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir()); code != 0 {
 				e.t.Fatalf("fix exited %d: %s", code, errOut)
 			}

@@ -245,3 +245,25 @@ func lastN(l []string, n int) []string {
 	}
 	return l
 }
+
+// waitRepairable polls scan until it calls vol repairable by fix: two
+// active engines appear before the engines' status (replica modes, endpoint)
+// has settled, and fix rightly refuses until it has.
+func (e *env) waitRepairable(vol string) {
+	e.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		_, errOut, code := e.plugin("scan", vol)
+		if code == 1 && strings.Contains(errOut, "1 repairable by `fix`") {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s never became repairable; last scan exited %d: %s", vol, code, errOut)
+		}
+		select {
+		case <-e.ctx.Done():
+			e.t.Fatal(e.ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -59,6 +59,7 @@ func TestMigrationRequestAfterRepair(t *testing.T) {
 			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
 				t.Fatal(err)
 			}
+			e.waitRepairable(vol)
 			e.pausedWhile(func() {
 				out, errOut, code := e.plugin("fix", vol, "--yes", "--wait=false", "--backup-dir", t.TempDir())
 				if code != 0 {

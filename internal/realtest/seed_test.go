@@ -157,6 +157,7 @@ func TestFixOnSeedState(t *testing.T) {
 			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
 				t.Fatal(err)
 			}
+			e.waitRepairable(vol)
 			out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
 			if code != 0 {
 				t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
