@@ -195,7 +195,7 @@ func checkTypes(t *testing.T, version string, res detect.Result) {
 		seen[f.Type] = true
 	}
 	for _, ty := range []detect.Type{detect.TypeMultipleActiveEngines, detect.TypeMigrationInFlight, detect.TypePendingCleanup,
-		detect.TypeOrphanEngine, detect.TypeOrphanEngineProcess, detect.TypeNoActiveEngine, detect.TypeInvertedReplicaFlags} {
+		detect.TypeOrphanEngine, detect.TypeOrphanEngineProcess, detect.TypeNoActiveEngine, detect.TypeDanglingReplicas} {
 		if !seen[ty] {
 			t.Errorf("%s: no %s finding in the draw (have %v)", version, ty, seen)
 		}

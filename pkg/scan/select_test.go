@@ -72,7 +72,7 @@ func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
 	want := map[string]string{
 		"diverged": "status.currentNodeID node-a differs from spec.nodeID node-b",
 		"norun":    "the engine on the current node, is not serving I/O",
-		"faulted":  `status.robustness is "faulted"`,
+		"faulted":  `has no RW replica of its own`,
 	}
 	for _, f := range r.Findings {
 		if f.Action != detect.ActionNone || !strings.Contains(f.Reason, "not safe to repair because ") || !strings.Contains(f.Reason, want[f.Volume]) {
