@@ -51,12 +51,11 @@ func (e *env) endState(vol string) endState {
 	return st
 }
 
-// scenario drives one volume to a state; settle waits until that state is
-// reached in either world.
+// scenario drives one volume to a state and waits until it is reached, in
+// either world.
 type scenario struct {
-	name   string
-	run    func(e *env, vol string)
-	settle func(e *env, vol string)
+	name string
+	run  func(e *env, vol string)
 }
 
 // scenarios are lhsim's, run once on its own controllers and once on

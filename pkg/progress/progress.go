@@ -167,7 +167,7 @@ func (r *Reporter) Clear() {
 
 func (r *Reporter) clearLocked() {
 	if r.live && r.shown {
-		io.WriteString(r.w, "\r\x1b[K")
+		_, _ = io.WriteString(r.w, "\r\x1b[K")
 		r.shown = false
 	}
 }
@@ -192,7 +192,7 @@ func (r *Reporter) drawLocked(now time.Time) {
 	if width := r.width(); width > 1 && utf8.RuneCountInString(plain) > width-1 {
 		line = string([]rune(plain)[:width-2]) + "…"
 	}
-	io.WriteString(r.w, "\r\x1b[K"+line)
+	_, _ = io.WriteString(r.w, "\r\x1b[K"+line)
 	r.shown = true
 }
 
