@@ -176,17 +176,9 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 		e.Name, strings.Join(names, ", "), strings.Join(gone, ", "))
 
 	cur := v.Status.CurrentNodeID
-	var cs []Check
-	add := func(name string, ok bool, failure, detail string) {
-		c := Check{Name: name, OK: ok, Detail: detail}
-		if !ok {
-			c.Failure = failure
-		}
-		cs = append(cs, c)
-	}
-	add(CheckVersionKnown, st.Version.Known(),
-		fmt.Sprintf("the Longhorn version is unknown (%s): what is safe depends on the release", st.Version.String()),
-		fmt.Sprintf("current-longhorn-version is %s", st.Version.String()))
+	var cs checks
+	add := cs.add
+	cs.versionKnown(st)
 	add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "",
 		fmt.Sprintf("a migration to %s is requested (spec.migrationNodeID)", v.Spec.MigrationNodeID),
 		fmt.Sprintf("spec.migrationNodeID=%q", v.Spec.MigrationNodeID))
@@ -220,9 +212,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 		add(CheckRepointUsable, usable > 0, "no replica to repoint is both healthy and scheduled",
 			fmt.Sprintf("%d of %d not failed and scheduled", usable, len(names)))
 	}
-	add(CheckNoUpgrade, !v.UpgradePending(),
-		fmt.Sprintf("an engine image upgrade is pending (%q, current %q): repair after it finishes", v.WantedImage(), v.Status.CurrentImage),
-		fmt.Sprintf("image %q, current %q", v.WantedImage(), v.Status.CurrentImage))
+	cs.noUpgrade(v)
 	f.Preconditions = cs
 
 	if why := notRepairedOn(st.Version, v); why != "" {
@@ -346,17 +336,9 @@ func notRepairedOn(ver longhorn.Version, v *longhorn.Volume) string {
 // that reads as the requirement, the observed value, and (when it fails) a
 // sentence that reads as the failure; a new precondition needs only those.
 func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, survivor *longhorn.Engine, stale []string) []Check {
-	var cs []Check
-	add := func(name string, ok bool, failure, detail string) {
-		c := Check{Name: name, OK: ok, Detail: detail}
-		if !ok {
-			c.Failure = failure
-		}
-		cs = append(cs, c)
-	}
-	add(CheckVersionKnown, st.Version.Known(),
-		fmt.Sprintf("the Longhorn version is unknown (%s): what is safe depends on the release", st.Version.String()),
-		fmt.Sprintf("current-longhorn-version is %s", st.Version.String()))
+	var cs checks
+	add := cs.add
+	cs.versionKnown(st)
 	add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "",
 		fmt.Sprintf("a migration to %s is requested (spec.migrationNodeID): two active engines are expected until it is confirmed or rolled back", v.Spec.MigrationNodeID),
 		fmt.Sprintf("spec.migrationNodeID=%q", v.Spec.MigrationNodeID))
@@ -473,9 +455,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	add(CheckReplicasSettled, settled(replicas, engines),
 		"a replica is being deleted or names an engine the volume does not have: "+settledDetail(replicas, engines),
 		settledDetail(replicas, engines))
-	add(CheckNoUpgrade, !v.UpgradePending(),
-		fmt.Sprintf("an engine image upgrade is pending (%q, current %q): repair after it finishes", v.WantedImage(), v.Status.CurrentImage),
-		fmt.Sprintf("image %q, current %q", v.WantedImage(), v.Status.CurrentImage))
+	cs.noUpgrade(v)
 	return cs
 }
 
@@ -576,4 +556,29 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+// checks collects preconditions in order: each a name that reads as the
+// requirement, the observed value, and (when it fails) a sentence that
+// reads as the failure.
+type checks []Check
+
+func (cs *checks) add(name string, ok bool, failure, detail string) {
+	c := Check{Name: name, OK: ok, Detail: detail}
+	if !ok {
+		c.Failure = failure
+	}
+	*cs = append(*cs, c)
+}
+
+func (cs *checks) versionKnown(st *longhorn.State) {
+	cs.add(CheckVersionKnown, st.Version.Known(),
+		fmt.Sprintf("the Longhorn version is unknown (%s): what is safe depends on the release", st.Version.String()),
+		fmt.Sprintf("current-longhorn-version is %s", st.Version.String()))
+}
+
+func (cs *checks) noUpgrade(v *longhorn.Volume) {
+	cs.add(CheckNoUpgrade, !v.UpgradePending(),
+		fmt.Sprintf("an engine image upgrade is pending (%q, current %q): repair after it finishes", v.WantedImage(), v.Status.CurrentImage),
+		fmt.Sprintf("image %q, current %q", v.WantedImage(), v.Status.CurrentImage))
 }
