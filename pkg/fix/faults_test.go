@@ -21,16 +21,7 @@ import (
 
 func faultProxy(t *testing.T) (*faultproxy.Proxy, string) {
 	t.Helper()
-	p, err := faultproxy.Start(cluster.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	kc, err := p.Kubeconfig(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, kc
+	return faultproxy.ForTest(t, cluster.RESTConfig())
 }
 
 func runFixVia(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {

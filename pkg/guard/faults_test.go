@@ -15,15 +15,7 @@ func TestGuardSurvivesThrottlingAndExpiredWatches(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	vol := "vol-faults"
 	e.attachedOnA(vol)
-	p, err := faultproxy.Start(cluster.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	kc, err := p.Kubeconfig(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	p.Add(
 		faultproxy.Rule{Verb: "list", First: 4, Fault: faultproxy.Status429, RetryAfter: 1},
 		faultproxy.Rule{Verb: "watch", Resource: "engines", First: 2, Fault: faultproxy.Status410},
