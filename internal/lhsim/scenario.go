@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,13 +49,18 @@ func (s *Sim) AddNode(ctx context.Context, name string, opts NodeOptions) error 
 	for _, kind := range kinds {
 		imName := s.imName(name, kind)
 		im := newObject(longhorn.InstanceManagers.Kind, s.ns, imName)
-		im.SetLabels(map[string]string{
+		labels := map[string]string{
 			"longhorn.io/managed-by":             "longhorn-manager",
 			"longhorn.io/component":              "instance-manager",
 			"longhorn.io/instance-manager-type":  kind,
 			"longhorn.io/node":                   name,
 			"longhorn.io/instance-manager-image": imageChecksumName(s.imImage()),
-		})
+		}
+		if s.b.dataEngineField == "dataEngine" {
+			// 1.6+ also select a node's instance manager by data engine
+			labels["longhorn.io/data-engine"] = longhorn.DataEngineV1
+		}
+		im.SetLabels(labels)
 		spec := map[string]any{"nodeID": name, "type": kind, "image": s.imImage()}
 		if s.b.dataEngineField != "" {
 			spec[s.b.dataEngineField] = longhorn.DataEngineV1
@@ -180,6 +186,7 @@ func (s *Sim) CreateVolume(ctx context.Context, name string, opts VolumeOptions)
 		"dataLocality":        "disabled",
 		"Standby":             false,
 	}
+	maps.Copy(spec, volumeDefaults(s.ver))
 	s.setEngineFields(spec, s.engineImage(), opts.DataEngine)
 	u := newObject(longhorn.Volumes.Kind, s.ns, name)
 	u.SetLabels(map[string]string{longhorn.VolumeLabel: name})

@@ -72,7 +72,7 @@ func releasesOrSkip(t *testing.T) []string {
 // volume webhook adds (spec enums, backup target, image), which the 1.5.3
 // and 1.10.0 controllers refuse; those releases run internal/lhreal's
 // stuck-volume test only (docs/testing.md).
-var scenarioReleases = map[string]bool{"v1.4.3": true}
+var scenarioReleases = map[string]bool{"v1.4.3": true, "v1.5.3": true, "v1.10.0": true}
 
 func newEnv(t *testing.T, release string) *env {
 	t.Helper()
