@@ -12,7 +12,8 @@ import (
 // server runs no webhooks; without these a real controller's write of the
 // whole volume fails its CRD's enum validation. Fields a release's CRD does
 // not have are pruned by the API server, so the boundaries below matter only
-// for the releases whose CRDs are served (docs/testing.md).
+// for the releases whose CRDs are served (docs/testing.md). Checked against
+// the mutators of 1.4.3, 1.5.3, 1.6.0, 1.7.0, 1.8.0, 1.9.0 and 1.10.0.
 func volumeDefaults(v longhorn.Version) map[string]any {
 	d := map[string]any{
 		"replicaAutoBalance":        "ignored",
@@ -32,8 +33,10 @@ func volumeDefaults(v longhorn.Version) map[string]any {
 	switch {
 	case v.AtLeast(1, 9, 0):
 		d["offlineRebuilding"] = "ignored"
+	case v.AtLeast(1, 7, 0):
+		// 1.7 and 1.8 set neither field
 	case v.AtLeast(1, 5, 0):
-		d["offlineReplicaRebuilding"] = "disabled" // the webhook forces it for v1 volumes
+		d["offlineReplicaRebuilding"] = "disabled" // set so for v1 volumes
 	}
 	if v.AtLeast(1, 6, 0) {
 		d["replicaDiskSoftAntiAffinity"] = "ignored"

@@ -93,6 +93,15 @@ func scenarios() []scenario {
 			e.seedState(vol)
 			e.waitFor("one engine on node-b", vol, settled(nodeB))
 		}},
+		{name: "stuck before the upgrade", on: fixed, run: func(e *env, vol string) { e.stuckBeforeUpgrade(vol) }},
+		{name: "fix on stuck before the upgrade", on: fixed, run: func(e *env, vol string) {
+			e.stuckBeforeUpgrade(vol)
+			e.waitRepairable(vol)
+			if _, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir()); code != 0 {
+				e.t.Fatalf("fix exited %d: %s", code, errOut)
+			}
+			e.waitFor("converged on node-b", vol, settled(nodeB))
+		}},
 		{name: "fix on stuck", on: affected, run: func(e *env, vol string) {
 			e.seedState(vol)
 			e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -15,8 +16,16 @@ import (
 // so that Longhorn's first sync afterwards sees everything fn wrote at
 // once: a migration request landing between a write and Longhorn's next
 // sync, made deterministic.
+//
+// With lhsim's own controllers, its volume controller is held instead.
 func (e *env) pausedWhile(fn func()) {
 	e.t.Helper()
+	if e.lh == nil {
+		hold := e.sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync})
+		fn()
+		e.sim.ClearFault(hold)
+		return
+	}
 	e.lh.Stop()
 	fn()
 	lh, err := lhreal.Start(e.ctx, lhreal.Options{Release: e.release, Kubeconfig: e.c.KubeconfigPath(), Namespace: e.ns,
@@ -29,10 +38,16 @@ func (e *env) pausedWhile(fn func()) {
 }
 
 // requestMigration asks for a migration to node-c as a drain's CSI attach
-// does on 1.3/1.4 (spec.migrationNodeID; the REST API's checks are not run
-// here: the controllers are stopped).
+// does: spec.migrationNodeID on 1.3/1.4 (the REST API's checks are not run
+// here: the controllers are stopped), a csi ticket for node-c on 1.5+.
 func (e *env) requestMigration(vol string) {
 	e.t.Helper()
+	if longhorn.MustParseVersion(e.release).HasVolumeAttachments() {
+		if err := e.sim.Attach(e.ctx, vol, nodeC); err != nil {
+			e.t.Fatal(err)
+		}
+		return
+	}
 	_, err := e.c.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.ns).Patch(e.ctx, vol, types.MergePatchType,
 		[]byte(`{"spec":{"migrationNodeID":"`+nodeC+`"}}`), metav1.PatchOptions{})
 	if err != nil {
@@ -40,25 +55,37 @@ func (e *env) requestMigration(vol string) {
 	}
 }
 
+// stuck brings vol to two active engines the way a user meets them on this
+// release: the seed's sequence on an affected release, a volume stuck
+// before the upgrade on a fixed one. It returns the stale engine.
+func (e *env) stuck(vol string) string {
+	e.t.Helper()
+	if !longhorn.MustParseVersion(e.release).Affected() {
+		old, _ := e.stuckBeforeUpgrade(vol)
+		return old
+	}
+	old := e.seedState(vol)
+	if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+		e.t.Fatal(err)
+	}
+	return old
+}
+
 // TestMigrationRequestAfterRepair, on Longhorn's own controllers: a
 // migration request that reaches Longhorn together with fix's writes wipes
-// nothing after fix's order (replica flags first), while the old order
-// (only the stale engine deactivated) makes Longhorn's revert delete the
-// old replicas while active and wipe the directories the survivor shares.
+// nothing after fix's order (replica flags first), while on an affected
+// release the old order (only the stale engine deactivated) makes
+// Longhorn's revert delete the old replicas while active and wipe the
+// directories the survivor shares. Fixed releases finish the confirm
+// first, so there the old order is harmless too.
 func TestMigrationRequestAfterRepair(t *testing.T) {
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
-		if !longhorn.MustParseVersion(rel).Affected() {
-			continue
-		}
 		t.Run(rel+"/fix", func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, rel)
 			vol := "vol-race"
-			old := e.seedState(vol)
-			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
-				t.Fatal(err)
-			}
+			old := e.stuck(vol)
 			e.waitRepairable(vol)
 			e.pausedWhile(func() {
 				out, errOut, code := e.plugin("fix", vol, "--yes", "--wait=false", "--backup-dir", t.TempDir())
@@ -70,12 +97,7 @@ func TestMigrationRequestAfterRepair(t *testing.T) {
 			// Longhorn reverts (deletes the old engine and replicas, now
 			// inactive) and starts the requested migration.
 			e.waitFor("old engine gone, migration to node-c under way", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				for _, x := range es {
-					if x.Name == old {
-						return false
-					}
-				}
-				return v.Spec.MigrationNodeID == nodeC
+				return engineNamed(es, old) == nil && v.Spec.MigrationNodeID == nodeC
 			})
 			if l := e.activeDeleted(); len(l) > 0 {
 				t.Errorf("replicas deleted while active: %v", l)
@@ -99,10 +121,7 @@ func TestMigrationRequestAfterRepair(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, rel)
 			vol := "vol-old-order"
-			old := e.seedState(vol)
-			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
-				t.Fatal(err)
-			}
+			old := e.stuck(vol)
 			e.pausedWhile(func() {
 				_, err := e.c.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.ns).Patch(e.ctx, old, types.JSONPatchType,
 					[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
@@ -111,6 +130,15 @@ func TestMigrationRequestAfterRepair(t *testing.T) {
 				}
 				e.requestMigration(vol)
 			})
+			if !longhorn.MustParseVersion(rel).Affected() {
+				// A fixed release finishes the confirm before it looks at
+				// the request: the old order is harmless there.
+				e.waitFor("old engine gone, migration to node-c under way", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+					return engineNamed(es, old) == nil && v.Spec.MigrationNodeID == nodeC && engineOn(es, nodeC) != nil
+				})
+				e.assertNoDamage(vol)
+				return
+			}
 			e.waitFor("old replicas deleted", vol, func(_ *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 				return len(e.activeDeleted()) > 0
 			})

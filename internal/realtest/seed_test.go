@@ -21,6 +21,15 @@ func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
 	return nil
 }
 
+func engineNamed(es []longhorn.Engine, name string) *longhorn.Engine {
+	for i := range es {
+		if es[i].Name == name {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
 func activeCount(es []longhorn.Engine) int {
 	n := 0
 	for _, e := range es {

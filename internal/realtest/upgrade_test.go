@@ -1,0 +1,105 @@
+package realtest
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// stuckBeforeUpgrade leaves, under a fixed release's own controllers, what
+// a confirm that failed on an affected release saved before the upgrade:
+// the confirm requested (node-a's attachment gone, spec.nodeID node-b), the
+// migration engine active beside the old one, status.currentNodeID moved,
+// no currentMigrationNodeID (1.4 has none), the replica flags as the
+// migration left them. The controllers are stopped while it is written, as
+// longhorn-manager is during an upgrade; Longhorn's upgrade code is not
+// run. It returns the old and the surviving engine.
+func (e *env) stuckBeforeUpgrade(vol string) (old, mig string) {
+	e.t.Helper()
+	e.attached(vol)
+	e.migrating(vol)
+	_, es, _ := e.state(vol)
+	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+	dyn := e.c.Dynamic()
+	patch := func(r longhorn.Resource, name string, pt types.PatchType, body string, sub ...string) {
+		e.t.Helper()
+		if _, err := dyn.Resource(r.GVR()).Namespace(e.ns).Patch(e.ctx, name, pt, []byte(body), metav1.PatchOptions{}, sub...); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.pausedWhile(func() {
+		if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil { // the CSI detach that asked for the confirm
+			e.t.Fatal(err)
+		}
+		patch(longhorn.Volumes, vol, types.MergePatchType, `{"spec":{"nodeID":"`+nodeB+`","migrationNodeID":""}}`)
+		patch(longhorn.Engines, mig, types.JSONPatchType, `[{"op":"replace","path":"/spec/active","value":true}]`)
+		patch(longhorn.Volumes, vol, types.MergePatchType, `{"status":{"currentNodeID":"`+nodeB+`","currentMigrationNodeID":""}}`, "status")
+	})
+	e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		return len(es) == 2 && activeCount(es) == 2
+	})
+	if e.lh != nil {
+		if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return old, mig
+}
+
+// TestFixStuckBeforeUpgrade: a volume stuck before an upgrade stays stuck on
+// a fixed release (its controller still refuses two active engines); fix
+// repairs it there, and that release's own controller converges with no
+// replica deleted while active and nothing wiped.
+func TestFixStuckBeforeUpgrade(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		if longhorn.MustParseVersion(rel).Affected() {
+			continue // TestFixOnSeedState covers the affected releases
+		}
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-upgraded"
+			old, mig := e.stuckBeforeUpgrade(vol)
+			e.waitRepairable(vol)
+			out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+			if code != 0 {
+				t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
+			}
+			if strings.Contains(out, `"`+mig+`" deactivated`) || !strings.Contains(out, `engine.longhorn.io "`+old+`" deactivated`) {
+				t.Errorf("fix did not deactivate exactly the stale engine %s:\n%s", old, out)
+			}
+			v, es, rs := e.state(vol)
+			if !settled(nodeB)(v, es, rs) {
+				t.Errorf("fix exited 0 before Longhorn %s converged:\n%s", rel, lhsim.Describe(v, es, rs))
+			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
+// assertNoDamage: no replica deleted while active, no directory the
+// survivor's replicas use wiped, no data lost.
+func (e *env) assertNoDamage(vol string) {
+	e.t.Helper()
+	if l := e.activeDeleted(); len(l) > 0 {
+		e.t.Errorf("replicas deleted while active: %v", l)
+	}
+	_, _, rs := e.state(vol)
+	wiped := e.sim.WipedDirs(vol)
+	for _, r := range rs {
+		for _, w := range wiped {
+			if strings.HasSuffix(w, "/"+r.Spec.DataDirectoryName) && strings.HasPrefix(w, r.Spec.NodeID+":") {
+				e.t.Errorf("the survivor's replica %s uses wiped directory %s", r.Name, w)
+			}
+		}
+	}
+	if lost, err := e.sim.DataLost(e.ctx, vol); err != nil || lost {
+		e.t.Errorf("data lost: %v %v (wiped %v)", lost, err, wiped)
+	}
+}
