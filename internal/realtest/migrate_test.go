@@ -1,0 +1,160 @@
+package realtest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+const poll = "--poll-interval=100ms"
+
+// expectExit fails the test unless the plugin exited with want.
+func expectExit(t *testing.T, what string, want int, stdout, stderr string, code int) {
+	t.Helper()
+	if code != want {
+		t.Fatalf("%s exited %d, want %d\n--- stdout\n%s--- stderr\n%s", what, code, want, stdout, stderr)
+	}
+}
+
+// csiTicketsOn lists the nodes of vol's csi tickets (1.5+).
+func (e *env) csiTicketsOn(vol string) []string {
+	e.t.Helper()
+	va := &longhorn.VolumeAttachment{}
+	u, err := e.c.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.ns).Get(e.ctx, vol, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := fromU(u, va); err != nil {
+		e.t.Fatal(err)
+	}
+	var nodes []string
+	for _, tk := range va.CSITickets() {
+		nodes = append(nodes, tk.NodeID)
+	}
+	return nodes
+}
+
+// TestMigrateOnLonghorn drives live migrations through the plugin on each
+// release's own controllers: start and confirm, start then confirm or roll
+// back as separate commands, a migration engine that never gets ready (the
+// command times out and rolls back), and, on an affected release, a
+// confirm that the seed's fault leaves with two active engines, repaired
+// by --fix. Each ends settled where it was asked to be, with no replica
+// deleted while active and nothing wiped.
+func TestMigrateOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		va := longhorn.MustParseVersion(rel).HasVolumeAttachments()
+		changed := func(vol string) string {
+			if va {
+				return fmt.Sprintf("volumeattachment.longhorn.io %q patched", vol)
+			}
+			return fmt.Sprintf("volume.longhorn.io %q patched", vol)
+		}
+		t.Run(rel+"/confirm", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-migrate"
+			e.attached(vol)
+			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			expectExit(t, "migrate --confirm", 0, out, errOut, code)
+			for _, want := range []string{changed(vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol)} {
+				if !strings.Contains(out, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, out)
+				}
+			}
+			v, es, rs := e.state(vol)
+			if !settled(nodeB)(v, es, rs) {
+				t.Errorf("migrate exited 0 before Longhorn %s settled on node-b:\n%s", rel, lhsim.Describe(v, es, rs))
+			}
+			if va {
+				if got := e.csiTicketsOn(vol); len(got) != 1 || got[0] != nodeB {
+					t.Errorf("csi tickets after the confirm on %v, want node-b only", got)
+				}
+			}
+			e.assertNoDamage(vol)
+		})
+		t.Run(rel+"/separate-commands", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			for _, tc := range []struct{ sub, node, line string }{
+				{"confirm", nodeB, "migrated to node-b"},
+				{"rollback", nodeA, "rolled back to node-a"},
+			} {
+				vol := "vol-" + tc.sub
+				e.attached(vol)
+				out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--yes", poll)
+				expectExit(t, "migrate (no --confirm)", 0, out, errOut, code)
+				if !strings.Contains(out, fmt.Sprintf("volume.longhorn.io %q ready to migrate to node-b", vol)) {
+					t.Errorf("migrate without --confirm did not stop at ready:\n%s", out)
+				}
+				out, errOut, code = e.plugin("migrate", tc.sub, vol, "--yes", poll)
+				expectExit(t, "migrate "+tc.sub, 0, out, errOut, code)
+				if !strings.Contains(out, fmt.Sprintf("volume.longhorn.io %q %s", vol, tc.line)) {
+					t.Errorf("migrate %s: stdout lacks %q:\n%s", tc.sub, tc.line, out)
+				}
+				v, es, rs := e.state(vol)
+				if !settled(tc.node)(v, es, rs) {
+					t.Errorf("migrate %s exited 0 before Longhorn %s settled on %s:\n%s", tc.sub, rel, tc.node, lhsim.Describe(v, es, rs))
+				}
+				e.assertNoDamage(vol)
+			}
+		})
+		t.Run(rel+"/timeout", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-never"
+			e.attached(vol)
+			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=10s", poll)
+			expectExit(t, "migrate with an engine never ready", 1, out, errOut, code)
+			for _, want := range []string{"timed out after 10s", "Rolled back:", "Rollback verified:"} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errOut)
+				}
+			}
+			if e.sim.FaultHits(fid) == 0 {
+				t.Error("the fault never fired")
+			}
+			e.sim.ClearFault(fid)
+			v, es, rs := e.state(vol)
+			if !settled(nodeA)(v, es, rs) {
+				t.Errorf("rollback not settled on node-a on Longhorn %s:\n%s", rel, lhsim.Describe(v, es, rs))
+			}
+			e.assertNoDamage(vol)
+		})
+		if !longhorn.MustParseVersion(rel).Affected() {
+			continue
+		}
+		t.Run(rel+"/confirm-hits-6642", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-bug"
+			e.attached(vol)
+			_, es, _ := e.state(vol)
+			old := engineOn(es, nodeA).Name
+			if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: old, Count: 1, Code: 500}); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--fix", "--yes", "--backup-dir", t.TempDir(), poll)
+			expectExit(t, "migrate --confirm --fix", 0, out, errOut, code)
+			if !strings.Contains(out, fmt.Sprintf("engine.longhorn.io %q deactivated", old)) {
+				t.Errorf("migrate --fix did not repair the stale engine %s:\n%s\n%s", old, out, errOut)
+			}
+			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+				t.Errorf("Longhorn %s never refused two active engines: the confirm did not hit #6642: %v", rel, err)
+			}
+			v, es, rs := e.state(vol)
+			if !settled(nodeB)(v, es, rs) {
+				t.Errorf("migrate --fix exited 0 before Longhorn %s settled on node-b:\n%s", rel, lhsim.Describe(v, es, rs))
+			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
