@@ -1,12 +1,15 @@
 package realtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -21,6 +24,8 @@ type endState struct {
 	ActiveDeleted int
 	Wiped         int
 	DataLost      bool
+	// Scan is what the plugin's scan concludes: finding/action per finding
+	Scan []string
 }
 
 func (e *env) endState(vol string) endState {
@@ -48,6 +53,17 @@ func (e *env) endState(vol string) endState {
 	st.ActiveDeleted = len(e.activeDeleted())
 	st.Wiped = len(e.sim.WipedDirs(vol))
 	st.DataLost, _ = e.sim.DataLost(e.ctx, vol)
+	out, errOut, code := e.plugin("scan", vol, "-o", "json")
+	var rep struct {
+		Findings []struct{ Type, Action string }
+	}
+	if code > 1 || json.Unmarshal([]byte(out), &rep) != nil {
+		e.t.Fatalf("scan -o json exited %d: %s%s", code, out, errOut)
+	}
+	for _, f := range rep.Findings {
+		st.Scan = append(st.Scan, f.Type+"/"+f.Action)
+	}
+	sort.Strings(st.Scan)
 	return st
 }
 
@@ -77,10 +93,11 @@ func scenarios() []scenario {
 		}},
 		{name: "rollback", run: func(e *env, vol string) {
 			e.attached(vol)
+			_, _, before := e.state(vol)
 			e.migrating(vol)
 			e.detach(vol, nodeB)
 			e.waitFor("rolled back to node-a", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return settled(nodeA)(v, es, rs) && len(rs) == 2
+				return settled(nodeA)(v, es, rs) && len(rs) == len(before)
 			})
 		}},
 		{name: "stuck (#6642)", on: affected, run: func(e *env, vol string) {
@@ -101,6 +118,53 @@ func scenarios() []scenario {
 				e.t.Fatalf("fix exited %d: %s", code, errOut)
 			}
 			e.waitFor("converged on node-b", vol, settled(nodeB))
+		}},
+		{name: "pending cleanup", run: func(e *env, vol string) {
+			e.attached(vol)
+			e.migrating(vol)
+			_, es, _ := e.state(vol)
+			old, mig := engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+			e.sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
+			e.detach(vol, nodeA)
+			e.waitFor("confirmed, old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				o := engineNamed(es, old)
+				return o != nil && o.DeletionTimestamp != nil && allOn(rs, mig)
+			})
+		}},
+		{name: "pending cleanup, flags inverted", run: func(e *env, vol string) { e.terminatingStale(vol) }},
+		{name: "fix on pending cleanup, flags inverted", run: func(e *env, vol string) {
+			old, fid := e.terminatingStale(vol)
+			out, errOut, code := e.plugin("fix", vol, "--yes", "--wait=false", "--backup-dir", e.t.TempDir())
+			if code != 0 || strings.Contains(out, `engine.longhorn.io "`) {
+				e.t.Fatalf("fix exited %d (want 0, replicas written only)\n%s%s", code, out, errOut)
+			}
+			e.sim.ClearFault(fid)
+			e.waitFor("converged on node-b", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				return engineNamed(es, old) == nil && settled(nodeB)(v, es, rs)
+			})
+		}},
+		{name: "KB delete applied", run: func(e *env, vol string) { e.kbDeleted(vol) }},
+		{name: "fix on KB delete applied", run: func(e *env, vol string) {
+			e.kbDeleted(vol)
+			e.waitRepairable(vol)
+			if out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir()); code != 0 || !strings.Contains(out, "repointed to") {
+				e.t.Fatalf("fix exited %d (want 0, replicas repointed)\n%s%s", code, out, errOut)
+			}
+			e.waitFor("converged on node-b", vol, settled(nodeB))
+		}},
+		{name: "#4827: detached while stuck, fix refuses", run: func(e *env, vol string) {
+			e.stuck(vol)
+			e.detach(vol, nodeB)
+			e.waitFor("spec.nodeID cleared, two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return v.Spec.NodeID == "" && activeCount(es) == 2
+			})
+			before := e.resourceVersions(vol)
+			if out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir()); code != 1 {
+				e.t.Fatalf("fix exited %d, want 1 (refused)\n%s%s", code, out, errOut)
+			}
+			if after := e.resourceVersions(vol); after != before {
+				e.t.Errorf("fix refused but something changed:\nbefore %s\nafter  %s", before, after)
+			}
 		}},
 		{name: "fix on stuck", on: affected, run: func(e *env, vol string) {
 			e.seedState(vol)
@@ -164,4 +228,64 @@ func newSimEnv(t *testing.T, release string) *env {
 	}
 	e.watchDeletions()
 	return e
+}
+
+// allOn: every replica active and pointing at engine.
+func allOn(rs []longhorn.Replica, engine string) bool {
+	for _, r := range rs {
+		if !r.Spec.Active || r.Spec.EngineName != engine {
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+// terminatingStale: the stuck state, then the stale engine deleted while
+// its finalizer stays (the instance layer never lets it go until the
+// returned fault is cleared): a pending clean-up with the flags inverted.
+func (e *env) terminatingStale(vol string) (string, lhsim.FaultID) {
+	e.t.Helper()
+	old := e.stuck(vol)
+	fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
+	e.deleteEngine(old)
+	e.waitFor("stale engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		o := engineNamed(es, old)
+		return o != nil && o.DeletionTimestamp != nil
+	})
+	return old, fid
+}
+
+// kbDeleted: the stuck state, then the documented workaround applied by
+// hand (the stale engine deleted). Longhorn removes the survivor's
+// inactive replicas; the old ones stay active for the deleted engine.
+func (e *env) kbDeleted(vol string) {
+	e.t.Helper()
+	old := e.stuck(vol)
+	e.deleteEngine(old)
+	e.waitFor("stale engine gone, old replicas dangling", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		return len(es) == 1 && es[0].Name != old && allOn(rs, old)
+	})
+}
+
+func (e *env) deleteEngine(name string) {
+	e.t.Helper()
+	if err := e.c.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// resourceVersions of vol's volume, engines and replicas, sorted: equal
+// strings mean nothing was written.
+func (e *env) resourceVersions(vol string) string {
+	e.t.Helper()
+	v, es, rs := e.state(vol)
+	l := []string{"volume=" + v.ResourceVersion}
+	for _, x := range es {
+		l = append(l, x.Name+"="+x.ResourceVersion)
+	}
+	for _, x := range rs {
+		l = append(l, x.Name+"="+x.ResourceVersion)
+	}
+	sort.Strings(l)
+	return strings.Join(l, " ")
 }

@@ -2,6 +2,7 @@ package realtest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,10 +66,25 @@ func (e *env) stuck(vol string) string {
 		return old
 	}
 	old := e.seedState(vol)
-	if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
-		e.t.Fatal(err)
-	}
+	e.waitRefused(vol)
 	return old
+}
+
+// waitRefused waits until Longhorn refuses vol's two active engines: the
+// BUG line in the controllers' log, or lhsim's sync error.
+func (e *env) waitRefused(vol string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+	defer cancel()
+	var err error
+	if e.lh != nil {
+		err = e.lh.WaitLog(ctx, bugLine)
+	} else {
+		err = e.sim.Await(ctx, func() bool { return strings.Contains(e.sim.LastSyncError(vol), bugLine) })
+	}
+	if err != nil {
+		e.t.Fatalf("Longhorn %s never refused two active engines: %v", e.release, err)
+	}
 }
 
 // TestMigrationRequestAfterRepair, on Longhorn's own controllers: a

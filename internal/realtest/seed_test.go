@@ -68,7 +68,7 @@ func (e *env) attached(vol string) {
 		e.t.Fatal(err)
 	}
 	e.waitFor("volume created and detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
+		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) >= 2
 	})
 	if err := e.sim.Attach(e.ctx, vol, nodeA); err != nil {
 		e.t.Fatal(err)

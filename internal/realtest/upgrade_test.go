@@ -43,11 +43,7 @@ func (e *env) stuckBeforeUpgrade(vol string) (old, mig string) {
 	e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		return len(es) == 2 && activeCount(es) == 2
 	})
-	if e.lh != nil {
-		if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
-			e.t.Fatal(err)
-		}
-	}
+	e.waitRefused(vol)
 	return old, mig
 }
 
