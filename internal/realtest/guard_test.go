@@ -1,0 +1,165 @@
+package realtest
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// lockedBuffer is written by a child process and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// guardRun is `fix --watch` running as the built plugin.
+type guardRun struct {
+	cmd            *exec.Cmd
+	stdout, stderr lockedBuffer
+	done           chan error
+}
+
+// startGuard starts `fix --watch` in this env's namespace and returns once
+// it says it watches.
+func (e *env) startGuard(args ...string) *guardRun {
+	e.t.Helper()
+	args = append([]string{"fix", "--watch", "--kubeconfig", e.c.KubeconfigPath(), "-n", e.ns}, args...)
+	g := &guardRun{cmd: exec.CommandContext(e.ctx, pluginBin, args...), done: make(chan error, 1)}
+	g.cmd.Stdout, g.cmd.Stderr = &g.stdout, &g.stderr
+	if err := g.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() { g.done <- g.cmd.Wait() }()
+	e.t.Cleanup(func() { _ = g.cmd.Process.Kill() })
+	e.await("the guard watches", func() bool { return strings.Contains(g.stderr.String(), "watching volumes, engines, replicas") })
+	return g
+}
+
+// stop sends SIGTERM, as an operator's Ctrl-C or the Job's end would, and
+// returns the exit code.
+func (g *guardRun) stop(e *env) int {
+	e.t.Helper()
+	_ = g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-g.done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(waitTimeout):
+		e.t.Fatalf("the guard did not stop on SIGTERM\n--- stderr\n%s", g.stderr.String())
+		return -1
+	}
+}
+
+// await polls cond until it holds or waitTimeout passes.
+func (e *env) await(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting until %s", what)
+		}
+		select {
+		case <-e.ctx.Done():
+			e.t.Fatal(e.ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// writtenByPlugin lists vol's objects whose managedFields name the plugin.
+func (e *env) writtenByPlugin(vol string) []string {
+	e.t.Helper()
+	var out []string
+	sel := metav1.ListOptions{LabelSelector: longhorn.VolumeLabel + "=" + vol}
+	for _, r := range []longhorn.Resource{longhorn.Engines, longhorn.Replicas} {
+		l, err := e.c.Dynamic().Resource(r.GVR()).Namespace(e.ns).List(e.ctx, sel)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, u := range l.Items {
+			for _, mf := range u.GetManagedFields() {
+				if mf.Manager == "kubectl-longhorn-engines" {
+					out = append(out, r.Plural+"/"+u.GetName())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestGuardWhileVolumesMigrate runs `fix --watch` on each release's own
+// controllers while one volume migrates and confirms, another migrates and
+// rolls back, and a third gets stuck the way users meet it on that
+// release: the guard repairs the stuck one only, after --settle, never
+// writes the migrating ones, every volume ends settled with no replica
+// deleted while active and nothing wiped, and SIGTERM ends it with exit 0.
+func TestGuardWhileVolumesMigrate(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			confirmed, rolledBack, stuck := "vol-confirmed", "vol-rolled-back", "vol-stuck"
+			for _, v := range []string{confirmed, rolledBack} {
+				e.attached(v)
+			}
+			g := e.startGuard("--yes", "--settle", "3s", "--timeout", "90s", "--backup-dir", t.TempDir())
+
+			e.migrating(confirmed)
+			e.migrating(rolledBack)
+			old := e.stuck(stuck) // the guard sees this one's migration too
+			e.detach(confirmed, nodeA)
+			e.detach(rolledBack, nodeB)
+			e.waitFor("confirmed on node-b", confirmed, settled(nodeB))
+			e.waitFor("rolled back to node-a", rolledBack, settled(nodeA))
+			e.await("the guard repaired "+stuck, func() bool {
+				return strings.Contains(g.stdout.String(), `volume.longhorn.io "`+stuck+`" repaired`)
+			})
+			e.waitFor("converged on node-b", stuck, settled(nodeB))
+
+			if code := g.stop(e); code != 0 {
+				t.Errorf("guard exited %d\n--- stderr\n%s", code, g.stderr.String())
+			}
+			out := g.stdout.String()
+			if !strings.Contains(out, `engine.longhorn.io "`+old+`" deactivated`) {
+				t.Errorf("the guard did not deactivate the stale engine %s:\n%s", old, out)
+			}
+			for _, v := range []string{confirmed, rolledBack} {
+				if w := e.writtenByPlugin(v); len(w) > 0 {
+					t.Errorf("the guard wrote %v of the migrating volume %s", w, v)
+				}
+				if strings.Contains(out, `volume.longhorn.io "`+v+`" repaired`) {
+					t.Errorf("the guard repaired the migrating volume %s", v)
+				}
+			}
+			for _, v := range []string{confirmed, rolledBack, stuck} {
+				e.assertNoDamage(v)
+			}
+		})
+	}
+}
