@@ -88,13 +88,18 @@ type faultEntry struct {
 }
 
 // Inject adds a fault; it applies from the next time a controller does what
-// it targets.
+// it targets. An EngineCrash hits a running engine at once: a process can
+// die while nothing else happens to its volume.
 func (s *Sim) Inject(f Fault) FaultID {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.nextFault++
 	s.faults = append(s.faults, &faultEntry{id: s.nextFault, f: f})
-	return s.nextFault
+	id := s.nextFault
+	s.mu.Unlock()
+	if f.Kind == EngineCrash {
+		s.enqueueAll()
+	}
+	return id
 }
 
 // ClearFault removes one fault and makes every controller look at every

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -121,9 +122,7 @@ func scenarios() []scenario {
 		}},
 		{name: "pending cleanup", run: func(e *env, vol string) {
 			e.attached(vol)
-			e.migrating(vol)
-			_, es, _ := e.state(vol)
-			old, mig := engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+			old, mig := e.migrating(vol)
 			e.sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
 			e.detach(vol, nodeA)
 			e.waitFor("confirmed, old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
@@ -158,13 +157,30 @@ func scenarios() []scenario {
 			e.waitFor("spec.nodeID cleared, two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 				return v.Spec.NodeID == "" && activeCount(es) == 2
 			})
-			before := e.resourceVersions(vol)
-			if out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir()); code != 1 {
-				e.t.Fatalf("fix exited %d, want 1 (refused)\n%s%s", code, out, errOut)
-			}
-			if after := e.resourceVersions(vol); after != before {
-				e.t.Errorf("fix refused but something changed:\nbefore %s\nafter  %s", before, after)
-			}
+			e.fixRefuses(vol, "spec.nodeID")
+		}},
+		{name: "current node not spec.nodeID: fix refuses", run: func(e *env, vol string) {
+			e.stuck(vol)
+			e.pausedWhile(func() {
+				_, err := e.c.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.ns).Patch(e.ctx, vol, types.MergePatchType,
+					[]byte(`{"status":{"currentNodeID":"`+nodeA+`"}}`), metav1.PatchOptions{}, "status")
+				if err != nil {
+					e.t.Fatal(err)
+				}
+			})
+			e.waitRefused(vol)
+			e.fixRefuses(vol, "currentNodeID")
+		}},
+		{name: "survivor crashed: fix refuses", run: func(e *env, vol string) {
+			e.stuck(vol)
+			_, es, _ := e.state(vol)
+			mig := engineOn(es, nodeB).Name
+			e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: mig, Times: 1})
+			e.waitFor("survivor in error", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				s := engineNamed(es, mig)
+				return s != nil && s.Status.CurrentState == longhorn.StateError
+			})
+			e.fixRefuses(vol, "not serving I/O")
 		}},
 		{name: "fix on stuck", on: affected, run: func(e *env, vol string) {
 			e.seedState(vol)
@@ -288,4 +304,18 @@ func (e *env) resourceVersions(vol string) string {
 	}
 	sort.Strings(l)
 	return strings.Join(l, " ")
+}
+
+// fixRefuses runs fix on vol and expects a refusal (exit 1) naming the
+// failed requirement, and no write.
+func (e *env) fixRefuses(vol, requirement string) {
+	e.t.Helper()
+	before := e.resourceVersions(vol)
+	out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir())
+	if code != 1 || !strings.Contains(out+errOut, requirement) {
+		e.t.Fatalf("fix exited %d, want 1 (refused, naming %q)\n%s%s", code, requirement, out, errOut)
+	}
+	if after := e.resourceVersions(vol); after != before {
+		e.t.Errorf("fix refused but something changed:\nbefore %s\nafter  %s", before, after)
+	}
 }

@@ -182,6 +182,13 @@ func (e *env) activeDeleted() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range e.deleted {
+		// A replica never placed on a disk holds no data: Longhorn deletes
+		// a new volume's replica that failed to schedule while it is still
+		// active (several controllers may place replicas for a volume nobody
+		// owns yet).
+		if r.Spec.NodeID == "" || r.Spec.DiskID == "" {
+			continue
+		}
 		if r.Spec.Active && !seen[r.Name] {
 			seen[r.Name] = true
 			out = append(out, r.Name)

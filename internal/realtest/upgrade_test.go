@@ -22,9 +22,7 @@ import (
 func (e *env) stuckBeforeUpgrade(vol string) (old, mig string) {
 	e.t.Helper()
 	e.attached(vol)
-	e.migrating(vol)
-	_, es, _ := e.state(vol)
-	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+	old, mig = e.migrating(vol)
 	dyn := e.c.Dynamic()
 	patch := func(r longhorn.Resource, name string, pt types.PatchType, body string, sub ...string) {
 		e.t.Helper()
