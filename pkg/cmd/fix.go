@@ -123,8 +123,8 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f.BoolVarP(&watch, "watch", "w", false, "Guard the namespace: watch for --for and repair volumes that stay repairable for --settle")
 	f.DurationVar(&g.For, "for", g.For, "With --watch: how long to watch")
 	f.DurationVar(&g.Settle, "settle", g.Settle, "With --watch: how long a repairable state must last, unchanged, before it is repaired")
-	f.Lookup("dry-run").NoOptDefVal = "client"
-	registerEnumCompletion(c, "dry-run", fix.DryRunModes)
+	f.Lookup("dry-run").NoOptDefVal = cmdutil.DryRunNoOptValue
+	registerEnumCompletion(c, "dry-run", cmdutil.DryRunModes)
 	registerEnumCompletion(c, "strategy", fix.Strategies)
 	registerEnumCompletion(c, "backup-to", fix.BackupTargets)
 	registerEnumCompletion(c, "color", cmdutil.ColorModes)

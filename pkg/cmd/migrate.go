@@ -123,11 +123,11 @@ func addStepFlags(c *cobra.Command, o *migrate.Options) {
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the migration engine to be ready (and, after a confirm, for the verification)")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not prompt for confirmation")
 	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none", "server", or "client". client: print the write without sending it; server: send it with dryRun=All so the API server and admission check it, nothing persisted. Nothing is waited for.`)
-	f.Lookup("dry-run").NoOptDefVal = migrate.DryRunNoOptValue
+	f.Lookup("dry-run").NoOptDefVal = cmdutil.DryRunNoOptValue
 	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment")
 	f.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often to re-read the volume while waiting")
 	_ = f.MarkHidden("poll-interval")
-	registerEnumCompletion(c, "dry-run", []string{"none", "client", "server"})
+	registerEnumCompletion(c, "dry-run", cmdutil.DryRunModes)
 }
 
 func newMigrateStepCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode migrate.Mode) *cobra.Command {

@@ -15,18 +15,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// DryRun is the value of --dry-run.
-type DryRun string
-
-const (
-	DryRunNone   DryRun = "none"
-	DryRunClient DryRun = "client"
-	DryRunServer DryRun = "server"
-)
-
-// DryRunModes are the accepted --dry-run values.
-var DryRunModes = []string{string(DryRunNone), string(DryRunClient), string(DryRunServer)}
-
 // fieldManager names fix in managedFields, so `kubectl get -o yaml
 // --show-managed-fields` shows who flipped the flag.
 const fieldManager = "kubectl-longhorn-engines"
@@ -81,8 +69,8 @@ func (r *Repairer) writeReplica(ctx context.Context, w ReplicaWrite) error {
 	}
 	var dry []string
 	switch r.DryRun {
-	case DryRunNone:
-	case DryRunServer:
+	case cmdutil.DryRunNone:
+	case cmdutil.DryRunServer:
 		dry = []string{metav1.DryRunAll}
 	default:
 		return fmt.Errorf("refusing to write replica %s with --dry-run=%s", w.Name, r.DryRun)
@@ -129,11 +117,11 @@ func (r *Repairer) write(ctx context.Context, action detect.Action, keep, e Engi
 	}
 	var dry []string
 	switch r.DryRun {
-	case DryRunNone, DryRunServer:
+	case cmdutil.DryRunNone, cmdutil.DryRunServer:
 	default:
 		return fmt.Errorf("refusing to write engine %s with --dry-run=%s", e.Name, r.DryRun)
 	}
-	if r.DryRun == DryRunServer {
+	if r.DryRun == cmdutil.DryRunServer {
 		dry = []string{metav1.DryRunAll}
 	}
 	ri := r.Client.Dynamic.Resource(longhorn.Engines.GVR()).Namespace(r.Namespace)

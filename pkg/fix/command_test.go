@@ -360,7 +360,9 @@ func TestFixBadInput(t *testing.T) {
 		{[]string{"nope", "--yes"}, fix.ExitNoCheck, `error: volume "nope" not found in namespace "longhorn-system"`, ""},
 		{[]string{"ok", "--yes"}, fix.ExitOK, "Nothing to change.", "healthy: at most one active engine"},
 		{[]string{"vol", "--strategy=force"}, fix.ExitNoCheck, "error: --strategy must be one of auto, deactivate, delete", ""},
-		{[]string{"vol", "--dry-run=maybe"}, fix.ExitNoCheck, "error: --dry-run must be none, client or server", ""},
+		{[]string{"vol", "--dry-run=maybe"}, fix.ExitNoCheck, `error: invalid --dry-run value "maybe": must be "none", "server", or "client"`, ""},
+		// kubectl's deprecated boolean: a client dry run, with a warning, as in migrate
+		{[]string{"vol", "--dry-run=true"}, fix.ExitOK, "warning: --dry-run is deprecated and can be replaced with --dry-run=client.", "(dry run)"},
 		{[]string{"vol", "--parallel=0"}, fix.ExitNoCheck, "error: --parallel must be at least 1", ""},
 		{[]string{"vol", "--backup-to=s3"}, fix.ExitNoCheck, `error: --backup-to must be dir or configmap (got "s3")`, ""},
 		{[]string{"vol", "-n", "elsewhere", "--yes"}, fix.ExitNoCheck, `error: no Longhorn found in namespace "elsewhere"`, ""},

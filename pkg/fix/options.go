@@ -45,7 +45,7 @@ type Options struct {
 	namespace string
 	client    *inventory.Client
 	strategy  Strategy
-	dryRun    DryRun
+	dryRun    cmdutil.DryRun
 	now       func() time.Time
 }
 
@@ -54,7 +54,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 	return &Options{
 		ConfigFlags: cf,
 		IOStreams:   streams,
-		DryRun:      string(DryRunNone),
+		DryRun:      string(cmdutil.DryRunNone),
 		Strategy:    string(StrategyAuto),
 		BackupTo:    BackupToDir,
 		Wait:        true,
@@ -93,12 +93,14 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	o.strategy = s
-	switch o.DryRun {
-	case "none", "client", "server":
-		o.dryRun = DryRun(o.DryRun)
-	default:
-		return fmt.Errorf("--dry-run must be none, client or server (got %q)", o.DryRun)
+	d, warning, err := cmdutil.ParseDryRun(o.DryRun)
+	if err != nil {
+		return err
 	}
+	if warning != "" {
+		fmt.Fprintln(o.ErrOut, "warning: "+warning)
+	}
+	o.dryRun = d
 	if o.Timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
@@ -138,18 +140,18 @@ func (o *Options) Run(ctx context.Context) error {
 		return exitErr(outs)
 	}
 
-	if o.dryRun == DryRunClient {
+	if o.dryRun == cmdutil.DryRunClient {
 		for _, i := range acting {
 			p := plan.Volumes[i]
 			for _, e := range p.Stale {
-				pr.Changed(longhorn.Engines, e.Name, pastTense(p.Action), DryRunClient)
+				pr.Changed(longhorn.Engines, e.Name, pastTense(p.Action), cmdutil.DryRunClient)
 			}
 			outs[i] = Outcome{Volume: p.Volume, Result: ResultDryRun, Detail: "client dry run: nothing sent", Changed: stringsOf(p.Stale)}
 		}
 		pr.Summary(outs, "")
 		return exitErr(outs)
 	}
-	if o.dryRun == DryRunNone && !o.Yes {
+	if o.dryRun == cmdutil.DryRunNone && !o.Yes {
 		if !isTerminal(o.In) {
 			return cmdutil.WithCode(ExitNotDone, errors.New("stdin is not a terminal and --yes was not given: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)"))
 		}
@@ -177,7 +179,7 @@ func (o *Options) Run(ctx context.Context) error {
 		r.PollInterval = testHooks.PollInterval
 	}
 	backupDir := ""
-	if o.dryRun == DryRunNone {
+	if o.dryRun == cmdutil.DryRunNone {
 		backupDir = o.BackupDir
 		if backupDir == "" {
 			backupDir = DefaultBackupDir(o.now())

@@ -50,23 +50,13 @@ func (p *Printer) Begin(what string, timeout time.Duration) *progress.Wait {
 
 // Changed prints `engine.longhorn.io "x" deactivated`, with kubectl's dry-run
 // suffixes.
-func (p *Printer) Changed(res longhorn.Resource, name, verb string, dry DryRun) {
+func (p *Printer) Changed(res longhorn.Resource, name, verb string, dry cmdutil.DryRun) {
 	if p == nil {
 		return
 	}
 	p.lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.Out, "%s %q %s%s\n", res.Qualified(), name, verb, dryRunSuffix(dry))
-}
-
-func dryRunSuffix(dry DryRun) string {
-	switch dry {
-	case DryRunClient:
-		return " (dry run)"
-	case DryRunServer:
-		return " (server dry run)"
-	}
-	return ""
+	fmt.Fprintf(p.Out, "%s %q %s%s\n", res.Qualified(), name, verb, dry.Suffix())
 }
 
 // Outcome prints `volume.longhorn.io "x" <result>: <detail>` and, after

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
@@ -20,9 +21,9 @@ type Repairer struct {
 	Client    *inventory.Client
 	Namespace string
 	Strategy  Strategy
-	// DryRun must be DryRunNone (or DryRunServer) for any write to be sent;
+	// DryRun must be cmdutil.DryRunNone (or cmdutil.DryRunServer) for any write to be sent;
 	// the zero value sends none.
-	DryRun DryRun
+	DryRun cmdutil.DryRun
 	// Wait for §8.5 verification after acting, up to Timeout.
 	Wait         bool
 	Timeout      time.Duration
@@ -82,7 +83,7 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 	_ = log.Printf("recheck volume=%s ok keep=%s uid=%s stale=%s action=%s version=%s",
 		fresh.Volume, fresh.Keep.Name, fresh.Keep.UID, refsForLog(fresh.Stale), fresh.Action, fresh.Version)
 
-	if r.DryRun == DryRunClient {
+	if r.DryRun == cmdutil.DryRunClient {
 		for _, w := range fresh.Replicas {
 			out.Changed = append(out.Changed, w.Name)
 			r.Printer.Changed(longhorn.Replicas, w.Name, replicaChangeText(w), r.DryRun)
@@ -96,7 +97,7 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		out.Result, out.Detail = ResultDryRun, "client dry run: nothing sent"
 		return r.report(out)
 	}
-	if r.DryRun != DryRunServer {
+	if r.DryRun != cmdutil.DryRunServer {
 		if r.Backup == nil {
 			out.Result, out.Detail = ResultFailed, "no backup folder: nothing written"
 			return r.report(out)
@@ -129,7 +130,7 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 		if failed, ok := r.writeReplicas(ctx, fresh, &out); !ok {
 			return r.report(failed)
 		}
-		if r.DryRun != DryRunServer {
+		if r.DryRun != cmdutil.DryRunServer {
 			// Check the flags before Longhorn can act on the engine change:
 			// the engine writes follow only on a re-read that shows every
 			// replica as written and the rest of the plan unchanged.
@@ -149,7 +150,7 @@ func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
 	}
 
 	switch {
-	case r.DryRun == DryRunServer:
+	case r.DryRun == cmdutil.DryRunServer:
 		out.Result = ResultDryRun
 		out.Detail = fmt.Sprintf("server dry run accepted: would %s %s and keep %s", fresh.Action, strings.Join(out.Changed, ", "), fresh.Keep.Name)
 		return r.report(out)
@@ -271,7 +272,7 @@ func (r *Repairer) writeEngines(ctx context.Context, fresh Planned, out *Outcome
 			return o, false
 		}
 		err := r.write(ctx, fresh.Action, fresh.Keep, e)
-		if err != nil && r.DryRun == DryRunNone && ambiguous(err) {
+		if err != nil && r.DryRun == cmdutil.DryRunNone && ambiguous(err) {
 			// The answer was lost: read the engine back, never resend.
 			outcome, seen := r.readBack(ctx, fresh.Action, e)
 			_ = log.Printf("%s engine=%s error=%q readBack=%s seen=%q", fresh.Action, e.Name, err.Error(), outcome, seen)

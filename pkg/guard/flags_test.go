@@ -25,7 +25,7 @@ func TestGuardFlags(t *testing.T) {
 		{[]string{"fix", "--watch", "--yes", "--settle", "0s"}, "error: --settle must be positive"},
 		{[]string{"fix", "--watch", "--yes", "--for", "-1s"}, "error: --for must be positive"},
 		{[]string{"fix", "--watch", "--yes", "--all", "vol"}, "error: name volumes or pass --all, not both"},
-		{[]string{"fix", "--watch", "--yes", "--dry-run=maybe"}, "error: --dry-run must be none, client or server"},
+		{[]string{"fix", "--watch", "--yes", "--dry-run=maybe"}, `error: invalid --dry-run value "maybe": must be "none", "server", or "client"`},
 		{[]string{"fix", "--watch", "--yes", "--strategy=wipe"}, "error: --strategy must be one of auto, deactivate, delete"},
 		{[]string{"fix", "--watch", "--yes", "--backup-to=s3"}, `error: --backup-to must be dir or configmap (got "s3")`},
 		{[]string{"fix", "vol", "--for", "1h"}, "error: --for and --settle need --watch"},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
@@ -257,9 +258,9 @@ func watchedList(g *Guard) string {
 func (g *Guard) modeText() string {
 	s := fmt.Sprintf("strategy %s", g.r.Strategy)
 	switch g.r.DryRun {
-	case fix.DryRunClient:
+	case cmdutil.DryRunClient:
 		s += ", --dry-run=client: nothing is sent"
-	case fix.DryRunServer:
+	case cmdutil.DryRunServer:
 		s += ", --dry-run=server: writes are validated, not persisted"
 	}
 	return s

@@ -34,7 +34,7 @@ type Options struct {
 	namespace string
 	client    *inventory.Client
 	strategy  fix.Strategy
-	dryRun    fix.DryRun
+	dryRun    cmdutil.DryRun
 	now       func() time.Time
 }
 
@@ -56,12 +56,14 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	o.strategy = s
-	switch f.DryRun {
-	case "none", "client", "server":
-		o.dryRun = fix.DryRun(f.DryRun)
-	default:
-		return fmt.Errorf("--dry-run must be none, client or server (got %q)", f.DryRun)
+	d, warning, err := cmdutil.ParseDryRun(f.DryRun)
+	if err != nil {
+		return err
 	}
+	if warning != "" {
+		fmt.Fprintln(f.ErrOut, "warning: "+warning)
+	}
+	o.dryRun = d
 	switch {
 	case o.For <= 0:
 		return errors.New("--for must be positive")
@@ -105,7 +107,7 @@ func (o *Options) Run(ctx context.Context) error {
 	defer out.Flush()
 	defer errOut.Flush()
 
-	if o.dryRun == fix.DryRunNone && !f.Yes {
+	if o.dryRun == cmdutil.DryRunNone && !f.Yes {
 		if !isTerminal(f.In) {
 			return cmdutil.WithCode(fix.ExitNotDone, errors.New("stdin is not a terminal and --yes was not given: the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report"))
 		}
@@ -135,7 +137,7 @@ func (o *Options) Run(ctx context.Context) error {
 		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr,
 	}
 	backupDir := ""
-	if o.dryRun == fix.DryRunNone {
+	if o.dryRun == cmdutil.DryRunNone {
 		backupDir = f.BackupDir
 		if backupDir == "" {
 			backupDir = fix.DefaultBackupDir(o.now())

@@ -88,8 +88,8 @@ func allowed(err error) bool {
 // strategy (fix's decision table): none when nothing is repaired on this
 // release or nothing is sent. Any write also needs patch on replicas
 // (preflight checks it): the flags are set before an engine is changed.
-func writeVerbs(v longhorn.Version, s fix.Strategy, dry fix.DryRun) []string {
-	if dry == fix.DryRunClient {
+func writeVerbs(v longhorn.Version, s fix.Strategy, dry cmdutil.DryRun) []string {
+	if dry == cmdutil.DryRunClient {
 		return nil
 	}
 	switch c := v.Class(); {

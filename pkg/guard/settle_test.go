@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -147,20 +148,20 @@ func TestWriteVerbs(t *testing.T) {
 	for _, tc := range []struct {
 		version string
 		s       fix.Strategy
-		dry     fix.DryRun
+		dry     cmdutil.DryRun
 		want    string
 	}{
-		{"v1.4.3", fix.StrategyAuto, fix.DryRunNone, "patch"},
-		{"v1.3.2", fix.StrategyAuto, fix.DryRunServer, "patch"},
-		{"v1.5.1", fix.StrategyAuto, fix.DryRunNone, "patch,delete"},
-		{"v1.5.1", fix.StrategyDeactivate, fix.DryRunNone, "patch"},
-		{"v1.4.3", fix.StrategyDelete, fix.DryRunNone, ""},
-		{"v1.4.3", fix.StrategyAuto, fix.DryRunClient, ""},
+		{"v1.4.3", fix.StrategyAuto, cmdutil.DryRunNone, "patch"},
+		{"v1.3.2", fix.StrategyAuto, cmdutil.DryRunServer, "patch"},
+		{"v1.5.1", fix.StrategyAuto, cmdutil.DryRunNone, "patch,delete"},
+		{"v1.5.1", fix.StrategyDeactivate, cmdutil.DryRunNone, "patch"},
+		{"v1.4.3", fix.StrategyDelete, cmdutil.DryRunNone, ""},
+		{"v1.4.3", fix.StrategyAuto, cmdutil.DryRunClient, ""},
 		// fixed releases repair a volume stuck before the upgrade, up to 1.10
-		{"v1.6.0", fix.StrategyAuto, fix.DryRunNone, "patch"},
-		{"v1.4.4", fix.StrategyAuto, fix.DryRunNone, "patch"},
-		{"v1.10.0", fix.StrategyDelete, fix.DryRunNone, ""},
-		{"v1.11.0", fix.StrategyAuto, fix.DryRunNone, ""},
+		{"v1.6.0", fix.StrategyAuto, cmdutil.DryRunNone, "patch"},
+		{"v1.4.4", fix.StrategyAuto, cmdutil.DryRunNone, "patch"},
+		{"v1.10.0", fix.StrategyDelete, cmdutil.DryRunNone, ""},
+		{"v1.11.0", fix.StrategyAuto, cmdutil.DryRunNone, ""},
 	} {
 		got := writeVerbs(longhorn.MustParseVersion(tc.version), tc.s, tc.dry)
 		if g := joinOrEmpty(got); g != tc.want {

@@ -56,9 +56,9 @@ func (s *session) apply(ctx context.Context, w write) error {
 		return err
 	}
 	s.infof("  %s (resourceVersion %s)", w.what, w.resourceVersion)
-	if s.o.dryRun != DryRunClient {
+	if s.o.dryRun != cmdutil.DryRunClient {
 		opts := metav1.PatchOptions{FieldManager: fieldManager}
-		if s.o.dryRun == DryRunServer {
+		if s.o.dryRun == cmdutil.DryRunServer {
 			opts.DryRun = []string{metav1.DryRunAll}
 		}
 		_, err = s.c.Dynamic.Resource(w.res.GVR()).Namespace(s.ns).Patch(ctx, w.name, types.MergePatchType, body, opts)

@@ -37,7 +37,7 @@ func (s *session) runConfirm(ctx context.Context) error {
 		return s.refuse("confirm the migration of volume "+s.vol, cs)
 	}
 	from := snap.volume.Spec.NodeID
-	if s.o.dryRun != DryRunNone {
+	if s.o.dryRun != cmdutil.DryRunNone {
 		r := checkReady(snap, s.drv, to)
 		if r.ready {
 			s.infof("The migration of %s to %s is ready to confirm.", s.vol, to)

@@ -31,7 +31,7 @@ func (s *session) runMigrate(ctx context.Context) error {
 	s.infof("Pre-checks passed (%d): volume %s is attached to %s, Longhorn %s; the migration goes through %s.",
 		len(cs), s.vol, from, s.ver, s.drv.mechanism())
 
-	if s.o.dryRun != DryRunNone {
+	if s.o.dryRun != cmdutil.DryRunNone {
 		w, err := s.drv.start(snap, to)
 		if err != nil {
 			return cmdutil.WithCode(ExitStopped, err)

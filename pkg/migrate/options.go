@@ -62,7 +62,7 @@ type Options struct {
 	PollInterval time.Duration
 
 	namespace string
-	dryRun    DryRun
+	dryRun    cmdutil.DryRun
 	client    *inventory.Client
 }
 
@@ -84,7 +84,7 @@ var StatusOutputs = []string{"text", "json", "yaml"}
 
 // Validate checks flag values before any request.
 func (o *Options) Validate() error {
-	d, warning, err := ParseDryRun(o.DryRun)
+	d, warning, err := cmdutil.ParseDryRun(o.DryRun)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("unknown output format %q: use text, json or yaml", o.Output)
 		}
 	}
-	if o.Fix && o.dryRun != DryRunNone {
+	if o.Fix && o.dryRun != cmdutil.DryRunNone {
 		return errors.New("--fix cannot be combined with --dry-run")
 	}
 	return nil

@@ -60,7 +60,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 	defer b.Close()
 	s.infof("--fix: repairing with fix's pipeline; the objects and the action log go to %s", dir)
 	r := &fix.Repairer{
-		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: fix.DryRunNone,
+		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
 		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
 		PendingThreshold: detect.DefaultPendingThreshold, Backup: b,
 		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},

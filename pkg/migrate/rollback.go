@@ -22,7 +22,7 @@ func (s *session) runRollback(ctx context.Context) error {
 		return s.refuse("roll back the migration of volume "+s.vol, cs)
 	}
 	from := snap.volume.Spec.NodeID
-	if s.o.dryRun != DryRunNone {
+	if s.o.dryRun != cmdutil.DryRunNone {
 		w, err := s.drv.rollback(snap, to)
 		if err != nil {
 			return cmdutil.WithCode(ExitStopped, err)

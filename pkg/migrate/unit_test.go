@@ -10,31 +10,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-func TestParseDryRun(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    DryRun
-		warn    bool
-		wantErr bool
-		suffix  string
-	}{
-		{"none", DryRunNone, false, false, ""},
-		{"", DryRunNone, false, false, ""},
-		{"client", DryRunClient, false, false, " (dry run)"},
-		{"server", DryRunServer, false, false, " (server dry run)"},
-		{DryRunNoOptValue, DryRunClient, true, false, " (dry run)"},
-		{"true", DryRunClient, true, false, " (dry run)"},
-		{"false", DryRunNone, true, false, ""},
-		{"all", DryRunNone, false, true, ""},
-	}
-	for _, tt := range tests {
-		got, warn, err := ParseDryRun(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want || (warn != "") != tt.warn || got.Suffix() != tt.suffix {
-			t.Errorf("ParseDryRun(%q) = %v, %q, %v; want %v, warning %t, error %t, suffix %q", tt.in, got, warn, err, tt.want, tt.warn, tt.wantErr, tt.suffix)
-		}
-	}
-}
-
 // TestWritesCarryResourceVersion: every write of both drivers is pinned to
 // the resourceVersion of the object it was decided on, and says exactly
 // what §6.5 says it should.

@@ -1,31 +1,36 @@
-package migrate
+package cmdutil
 
 import "fmt"
 
-// DryRun is kubectl's --dry-run strategy.
-type DryRun int
+// DryRun is the --dry-run strategy of every command, with kubectl's values.
+type DryRun string
 
 const (
-	DryRunNone DryRun = iota
-	// DryRunClient prints the change without sending it.
-	DryRunClient
-	// DryRunServer sends the change with dryRun=All: the API server (and
-	// Longhorn's admission webhooks) check it, nothing is persisted.
-	DryRunServer
+	// DryRunNone changes the cluster.
+	DryRunNone DryRun = "none"
+	// DryRunClient prints the changes without sending them.
+	DryRunClient DryRun = "client"
+	// DryRunServer sends the changes with dryRun=All: the API server (and
+	// Longhorn's admission webhooks) check them, nothing is persisted.
+	DryRunServer DryRun = "server"
 )
+
+// DryRunModes are the accepted --dry-run values, for completion.
+var DryRunModes = []string{string(DryRunNone), string(DryRunClient), string(DryRunServer)}
 
 // DryRunNoOptValue is what a bare --dry-run parses to, as in kubectl.
 const DryRunNoOptValue = "unchanged"
 
-// ParseDryRun reads a --dry-run value like kubectl does, including the
-// deprecated booleans; warning is non-empty for those.
+// ParseDryRun reads a --dry-run value as kubectl does, including the
+// deprecated booleans (a bare --dry-run and "true" mean client); warning is
+// non-empty for those, for the caller to print.
 func ParseDryRun(v string) (d DryRun, warning string, err error) {
 	switch v {
-	case "", "none":
+	case "", string(DryRunNone):
 		return DryRunNone, "", nil
-	case "client":
+	case string(DryRunClient):
 		return DryRunClient, "", nil
-	case "server":
+	case string(DryRunServer):
 		return DryRunServer, "", nil
 	case DryRunNoOptValue, "true":
 		return DryRunClient, "--dry-run is deprecated and can be replaced with --dry-run=client.", nil
