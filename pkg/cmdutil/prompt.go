@@ -2,6 +2,8 @@ package cmdutil
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,4 +36,40 @@ func Confirm(in io.Reader, errOut io.Writer, question string) bool {
 		return true
 	}
 	return false
+}
+
+// ErrNotTerminal: a question with nobody to answer it. Commands wrap it with
+// what was (not) done and how to go on.
+var ErrNotTerminal = errors.New("stdin is not a terminal and --yes was not given")
+
+// Prompt is the one way every command asks the operator: y/N on ErrOut,
+// only on a terminal, and a signal at the prompt ends the wait.
+type Prompt struct {
+	In     io.Reader
+	ErrOut io.Writer
+	// Terminal replaces the terminal test of In (tests stand in for a
+	// terminal); nil means IsTerminal.
+	Terminal func(io.Reader) bool
+}
+
+// Ask returns ErrNotTerminal unless In is a terminal, else asks question and
+// reports whether the answer is y or yes. When ctx ends first it returns an
+// error: the read of stdin cannot be interrupted, so it is left behind.
+func (p Prompt) Ask(ctx context.Context, question string) (bool, error) {
+	term := p.Terminal
+	if term == nil {
+		term = IsTerminal
+	}
+	if p.In == nil || !term(p.In) {
+		return false, ErrNotTerminal
+	}
+	answer := make(chan bool, 1)
+	go func() { answer <- Confirm(p.In, p.ErrOut, question) }()
+	select {
+	case ok := <-answer:
+		return ok, nil
+	case <-ctx.Done():
+		fmt.Fprintln(p.ErrOut)
+		return false, errors.New("stopped at the prompt")
+	}
 }

@@ -152,14 +152,13 @@ func (o *Options) Run(ctx context.Context) error {
 		return exitErr(outs)
 	}
 	if o.dryRun == cmdutil.DryRunNone && !o.Yes {
-		if !isTerminal(o.In) {
-			return cmdutil.WithCode(ExitNotDone, errors.New("stdin is not a terminal and --yes was not given: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)"))
-		}
-		ok, err := confirmOrStop(ctx, o.In, o.ErrOut, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
-		if err != nil {
-			return cmdutil.WithCode(ExitNotDone, err)
-		}
-		if !ok {
+		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: testHooks.Terminal}.Ask(ctx, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
+		switch {
+		case errors.Is(err, cmdutil.ErrNotTerminal):
+			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)", err))
+		case err != nil:
+			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
+		case !ok:
 			return cmdutil.WithCode(ExitNotDone, errors.New("aborted: nothing was changed"))
 		}
 	}

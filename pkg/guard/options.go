@@ -108,11 +108,14 @@ func (o *Options) Run(ctx context.Context) error {
 	defer errOut.Flush()
 
 	if o.dryRun == cmdutil.DryRunNone && !f.Yes {
-		if !isTerminal(f.In) {
-			return cmdutil.WithCode(fix.ExitNotDone, errors.New("stdin is not a terminal and --yes was not given: the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report"))
-		}
 		q := fmt.Sprintf("Repair volumes in namespace %s automatically, without asking again, for the next %s?", o.namespace, o.For)
-		if !confirm(f.In, f.ErrOut, q) {
+		ok, err := cmdutil.Prompt{In: f.In, ErrOut: f.ErrOut}.Ask(ctx, q)
+		switch {
+		case errors.Is(err, cmdutil.ErrNotTerminal):
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report", err))
+		case err != nil:
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+		case !ok:
 			return cmdutil.WithCode(fix.ExitNotDone, errors.New("aborted: nothing was watched or changed"))
 		}
 	}

@@ -54,8 +54,8 @@ func (s *session) runConfirm(ctx context.Context) error {
 		}
 		return nil
 	}
-	if !s.prompt(fmt.Sprintf("Confirm the migration of volume %s from %s to %s? The engine on %s will be removed.", s.vol, from, to, from)) {
-		return aborted()
+	if err := s.prompt(ctx, fmt.Sprintf("Confirm the migration of volume %s from %s to %s? The engine on %s will be removed.", s.vol, from, to, from)); err != nil {
+		return err
 	}
 	if _, err := s.waitReady(ctx, to); err != nil {
 		if errors.Is(err, errConfirmedElsewhere) {

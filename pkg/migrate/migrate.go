@@ -48,8 +48,8 @@ func (s *session) runMigrate(ctx context.Context) error {
 	if s.o.Confirm {
 		q = fmt.Sprintf("Migrate volume %s from %s to %s and confirm once the migration engine is ready?", s.vol, from, to)
 	}
-	if !s.prompt(q) {
-		return aborted()
+	if err := s.prompt(ctx, q); err != nil {
+		return err
 	}
 
 	s.infof("Starting the migration of %s to %s:", s.vol, to)

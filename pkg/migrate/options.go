@@ -5,6 +5,7 @@
 package migrate
 
 import (
+	"io"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,9 @@ type Options struct {
 	Output    string // status only
 	// PollInterval is how often a wait re-reads the volume.
 	PollInterval time.Duration
+	// Terminal replaces the terminal test of In at the prompt (tests); nil
+	// means cmdutil.IsTerminal.
+	Terminal func(io.Reader) bool
 
 	namespace string
 	dryRun    cmdutil.DryRun

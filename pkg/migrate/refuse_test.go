@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"strings"
 	"fmt"
 	"testing"
 
@@ -52,10 +53,10 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 				{"not migratable", []string{"vol-rwo", "--to", nodeB}, migrate.ExitStopped, []string{"FAIL volume migratable and rwx"}},
 				{"in use by a pod", []string{"vol-used", "--to", nodeB}, migrate.ExitStopped, []string{"FAIL not in use by a workload", "virt-launcher-vm1-x7k2p"}},
 				{"unknown volume", []string{"vol-x", "--to", nodeB}, migrate.ExitNoCheck, []string{`volume "vol-x" not found`}},
-				{"declined at the prompt", []string{"vol", "--to", nodeB, "--confirm"}, migrate.ExitStopped, []string{"[y/N]", "aborted: nothing was changed"}},
+				{"no terminal to ask", []string{"vol", "--to", nodeB, "--confirm"}, migrate.ExitStopped, []string{"stdin is not a terminal and --yes was not given: nothing was changed"}},
 			} {
 				args := append([]string{"migrate"}, tc.args...)
-				if tc.name != "declined at the prompt" {
+				if tc.name != "no terminal to ask" {
 					args = append(args, "--yes")
 				}
 				res := e.run(append(args, poll)...)
@@ -66,6 +67,12 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 				if res.Stdout != "" {
 					t.Errorf("%s: stdout %q, want nothing (nothing written)", tc.name, res.Stdout)
 				}
+			}
+
+			// A piped "y" answers nothing, as for fix: only a terminal is asked.
+			piped := clitest.RunWithInput(e.Ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), "migrate", "vol", "--to", nodeB, "-n", e.NS, poll)
+			if piped.Code != migrate.ExitStopped || strings.Contains(piped.Stderr, "[y/N]") || !strings.Contains(piped.Stderr, "stdin is not a terminal") {
+				t.Errorf("piped y: want exit %d, no question, \"stdin is not a terminal\"; got %s", migrate.ExitStopped, piped)
 			}
 
 			// Dry runs: the change line with kubectl's suffix, nothing persisted.

@@ -33,8 +33,8 @@ func (s *session) runRollback(ctx context.Context) error {
 		}
 		return nil
 	}
-	if !s.prompt(fmt.Sprintf("Roll back the migration of volume %s to %s? It stays on %s; the migration engine is removed.", s.vol, to, from)) {
-		return aborted()
+	if err := s.prompt(ctx, fmt.Sprintf("Roll back the migration of volume %s to %s? It stays on %s; the migration engine is removed.", s.vol, to, from)); err != nil {
+		return err
 	}
 	err = s.rollbackAndVerify(ctx, from, to)
 	if err != nil {

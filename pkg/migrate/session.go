@@ -132,34 +132,23 @@ func (s *session) commandLine(args ...string) string {
 	return strings.Join(parts, " ")
 }
 
-// prompt asks y/N on stderr unless --yes; anything but y/yes (or no input
-// at all) is a no.
-func (s *session) prompt(question string) bool {
+// prompt asks y/N unless --yes and returns nil on yes; a no, stdin that
+// is not a terminal, or a signal at the prompt stop the command with
+// nothing changed.
+func (s *session) prompt(ctx context.Context, question string) error {
 	if s.o.Yes {
-		return true
+		return nil
 	}
-	fmt.Fprintf(s.o.ErrOut, "%s [y/N]: ", question)
-	if s.o.In == nil {
-		fmt.Fprintln(s.o.ErrOut)
-		return false
+	ok, err := cmdutil.Prompt{In: s.o.In, ErrOut: s.o.ErrOut, Terminal: s.o.Terminal}.Ask(ctx, question)
+	switch {
+	case errors.Is(err, cmdutil.ErrNotTerminal):
+		return cmdutil.WithCode(ExitStopped, fmt.Errorf("%w: nothing was changed; re-run with --yes (or --dry-run=server to test the write)", err))
+	case err != nil:
+		return cmdutil.WithCode(ExitStopped, fmt.Errorf("%w: nothing was changed", err))
+	case !ok:
+		return aborted()
 	}
-	var b strings.Builder
-	buf := make([]byte, 1)
-	for {
-		n, err := s.o.In.Read(buf)
-		if n == 1 {
-			if buf[0] == '\n' {
-				break
-			}
-			b.WriteByte(buf[0])
-		}
-		if err != nil {
-			fmt.Fprintln(s.o.ErrOut)
-			break
-		}
-	}
-	a := strings.ToLower(strings.TrimSpace(b.String()))
-	return a == "y" || a == "yes"
+	return nil
 }
 
 // aborted is the answer to a declined prompt.
