@@ -5,10 +5,10 @@
 package migrate
 
 import (
-	"io"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"

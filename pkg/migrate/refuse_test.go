@@ -1,8 +1,8 @@
 package migrate_test
 
 import (
-	"strings"
 	"fmt"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
