@@ -7,14 +7,23 @@ import (
 	"fmt"
 )
 
-// Exit codes shared by the commands. scan follows `kubectl diff`: 0 nothing
-// to do, 1 findings, 2 or more could not check.
-// A signal gives 128 + its number (docs/exit-codes.md).
+// The exit codes of every command, in one table (docs/exit-codes.md says
+// what each means per command). scan follows `kubectl diff`: 0 nothing to
+// do, 1 findings, 2 could not check. A signal gives 128 + its number.
 const (
-	ExitOK          = 0
-	ExitFindings    = 1
-	ExitFailure     = 1
-	ExitNoCheck     = 2
+	ExitOK = 0
+	// ExitFindings (scan, preflight) and ExitFailure (fix, migrate): something
+	// needs doing or was not done; nothing is in a state a person must repair.
+	ExitFindings = 1
+	ExitFailure  = 1
+	// ExitNoCheck: the cluster or the input could not be read, or a flag is
+	// invalid; nothing was changed.
+	ExitNoCheck = 2
+	// ExitAttention: a person must act before anything else (fix: replica
+	// flags inverted after a change; migrate: a confirm or rollback that could
+	// not be verified, or a confirm that left two active engines). A signal
+	// never hides it.
+	ExitAttention   = 3
 	ExitInterrupted = 130 // SIGINT
 	ExitTerminated  = 143 // SIGTERM
 )

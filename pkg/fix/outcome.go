@@ -1,5 +1,7 @@
 package fix
 
+import "github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+
 // Result is how one selected volume ended.
 type Result string
 
@@ -54,12 +56,13 @@ type Outcome struct {
 	Recovery []string
 }
 
-// Exit codes of fix (documented in --help).
+// What fix's exit codes mean (the table is cmdutil's; documented in --help
+// and docs/exit-codes.md).
 const (
-	ExitOK       = 0 // every selected volume is healthy (or repaired) at the end
-	ExitNotDone  = 1 // some volume is not repaired: refused, skipped, failed, timed out, declined
-	ExitNoCheck  = 2 // the cluster could not be read: API, RBAC, CRDs, unknown volume, bad flags
-	ExitInverted = 3 // replica flags inverted after a change: stopped, manual recovery needed
+	ExitOK       = cmdutil.ExitOK        // every selected volume is healthy (or repaired) at the end
+	ExitNotDone  = cmdutil.ExitFailure   // some volume is not repaired: refused, skipped, failed, timed out, declined
+	ExitNoCheck  = cmdutil.ExitNoCheck   // the cluster could not be read: API, RBAC, CRDs, unknown volume, bad flags
+	ExitInverted = cmdutil.ExitAttention // replica flags inverted after a change: stopped, manual recovery needed
 )
 
 // exitCode folds the outcomes into the command's exit code.
