@@ -1,6 +1,9 @@
 package cmdutil
 
-import "fmt"
+import (
+	"fmt"
+	"io"
+)
 
 // DryRun is the --dry-run strategy of every command, with kubectl's values.
 type DryRun string
@@ -49,4 +52,14 @@ func (d DryRun) Suffix() string {
 		return " (server dry run)"
 	}
 	return ""
+}
+
+// DryRunFlag is ParseDryRun for a command's --dry-run flag: a deprecation
+// warning goes to warnings as kubectl prints it.
+func DryRunFlag(v string, warnings io.Writer) (DryRun, error) {
+	d, warning, err := ParseDryRun(v)
+	if err == nil && warning != "" {
+		fmt.Fprintln(warnings, "warning: "+warning)
+	}
+	return d, err
 }

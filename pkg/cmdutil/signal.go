@@ -93,7 +93,7 @@ func SignalEndsNormally(ctx context.Context) {
 // 3 (a person must act first), and the
 // one error line says the run was interrupted.
 func InterruptedCode(se *SignalError, code int, msg string) (int, string) {
-	if se == nil || code == 3 {
+	if se == nil || code == ExitAttention {
 		return code, msg
 	}
 	if msg == "" {

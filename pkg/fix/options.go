@@ -93,12 +93,9 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	o.strategy = s
-	d, warning, err := cmdutil.ParseDryRun(o.DryRun)
+	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
 	if err != nil {
 		return err
-	}
-	if warning != "" {
-		fmt.Fprintln(o.ErrOut, "warning: "+warning)
 	}
 	o.dryRun = d
 	if o.Timeout <= 0 {

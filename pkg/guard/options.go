@@ -56,12 +56,9 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	o.strategy = s
-	d, warning, err := cmdutil.ParseDryRun(f.DryRun)
+	d, err := cmdutil.DryRunFlag(f.DryRun, f.ErrOut)
 	if err != nil {
 		return err
-	}
-	if warning != "" {
-		fmt.Fprintln(f.ErrOut, "warning: "+warning)
 	}
 	o.dryRun = d
 	switch {

@@ -88,12 +88,9 @@ var StatusOutputs = []string{"text", "json", "yaml"}
 
 // Validate checks flag values before any request.
 func (o *Options) Validate() error {
-	d, warning, err := cmdutil.ParseDryRun(o.DryRun)
+	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
 	if err != nil {
 		return err
-	}
-	if warning != "" {
-		fmt.Fprintln(o.ErrOut, "warning: "+warning)
 	}
 	o.dryRun = d
 	if o.Timeout <= 0 {
