@@ -161,15 +161,22 @@ func scenarios() []scenario {
 		}},
 		{name: "current node not spec.nodeID: fix refuses", run: func(e *env, vol string) {
 			e.stuck(vol)
-			e.pausedWhile(func() {
-				_, err := e.c.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.ns).Patch(e.ctx, vol, types.MergePatchType,
-					[]byte(`{"status":{"currentNodeID":"`+nodeA+`"}}`), metav1.PatchOptions{}, "status")
-				if err != nil {
-					e.t.Fatal(err)
-				}
-			})
+			e.patchPaused(longhorn.Volumes, vol, `{"status":{"currentNodeID":"`+nodeA+`"}}`, "status")
 			e.waitRefused(vol)
 			e.fixRefuses(vol, "currentNodeID")
+		}},
+		{name: "not migratable: fix refuses", run: func(e *env, vol string) {
+			e.stuck(vol)
+			e.patchPaused(longhorn.Volumes, vol, `{"spec":{"migratable":false,"accessMode":"rwo"}}`)
+			e.waitRefused(vol)
+			e.fixRefuses(vol, "not migratable rwx")
+		}},
+		// status.pendingNodeID is gone from Longhorn's CRD in 1.9
+		{name: "attach pending elsewhere: fix refuses", on: func(v longhorn.Version) bool { return !v.AtLeast(1, 9, 0) }, run: func(e *env, vol string) {
+			e.stuck(vol)
+			e.patchPaused(longhorn.Volumes, vol, `{"status":{"pendingNodeID":"`+nodeC+`"}}`, "status")
+			e.waitRefused(vol)
+			e.fixRefuses(vol, "status.pendingNodeID")
 		}},
 		{name: "survivor crashed: fix refuses", run: func(e *env, vol string) {
 			e.stuck(vol)
@@ -318,4 +325,15 @@ func (e *env) fixRefuses(vol, requirement string) {
 	if after := e.resourceVersions(vol); after != before {
 		e.t.Errorf("fix refused but something changed:\nbefore %s\nafter  %s", before, after)
 	}
+}
+
+// patchPaused merge-patches an object while Longhorn's controllers are
+// paused, so that their next sync sees it at once.
+func (e *env) patchPaused(r longhorn.Resource, name, patch string, sub ...string) {
+	e.t.Helper()
+	e.pausedWhile(func() {
+		if _, err := e.c.Dynamic().Resource(r.GVR()).Namespace(e.ns).Patch(e.ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, sub...); err != nil {
+			e.t.Fatal(err)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
@@ -129,6 +130,39 @@ func TestMigrateOnLonghorn(t *testing.T) {
 			}
 			e.assertNoDamage(vol)
 		})
+		if longhorn.MustParseVersion(rel).TicketLimits() {
+			// 1.7+: Longhorn's webhook allows two tickets on a migratable
+			// volume, of any type; a snapshot's ticket leaves no room for
+			// the target's, and migrate says so before it writes.
+			t.Run(rel+"/ticket-limit", func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, rel)
+				vol := "vol-snapshotting"
+				e.attached(vol)
+				ticket := `{"spec":{"attachmentTickets":{"snapshot-controller-snap-1":{"id":"snapshot-controller-snap-1","type":"snapshot-controller","nodeID":"` +
+					nodeA + `","parameters":{"disableFrontend":"any"}}}}}`
+				if _, err := e.c.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.ns).Patch(e.ctx, vol, types.MergePatchType, []byte(ticket), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				e.await("Longhorn satisfied the snapshot's ticket", func() bool {
+					u, err := e.c.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.ns).Get(e.ctx, vol, metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					va := &longhorn.VolumeAttachment{}
+					return fromU(u, va) == nil && va.Satisfied("snapshot-controller-snap-1")
+				})
+				before := e.resourceVersions(vol)
+				out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+				expectExit(t, "migrate beside a snapshot ticket", 1, out, errOut, code)
+				if !strings.Contains(errOut, "FAIL attachment tickets within Longhorn's limit") || !strings.Contains(errOut, "snapshot-controller-snap-1") {
+					t.Errorf("the refusal does not name the ticket limit and the snapshot's ticket:\n%s", errOut)
+				}
+				if after := e.resourceVersions(vol); after != before {
+					t.Errorf("migrate refused but something changed:\nbefore %s\nafter  %s", before, after)
+				}
+			})
+		}
 		if !longhorn.MustParseVersion(rel).Affected() {
 			continue
 		}

@@ -83,41 +83,23 @@ func (e *env) migrating(vol string) (oldName, migName string) {
 	if err := e.sim.Attach(e.ctx, vol, nodeB); err != nil {
 		e.t.Fatal(err)
 	}
-	// 1.5+ restart a migration engine whose modes miss a replica. On 1.4.3
-	// a replica cloned twice leaves the modes one short for good, and the
-	// engine runs on (seen here, docs/testing.md), so the check would never
-	// pass.
-	restartsMismatched := longhorn.MustParseVersion(e.release).HasVolumeAttachments()
-	e.waitFor("migration engine ready on node-b", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+	return e.migrationReady(vol)
+}
+
+// migrationReady waits until the migration engine on node-b runs with as
+// many RW replicas as the old one.
+func (e *env) migrationReady(vol string) (oldName, migName string) {
+	e.t.Helper()
+	e.waitFor("migration engine ready on node-b", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		old, mig := engineOn(es, nodeA), engineOn(es, nodeB)
 		ok := len(es) == 2 && old != nil && mig != nil && old.Spec.Active && !mig.Spec.Active &&
-			mig.Status.CurrentState == longhorn.StateRunning && mig.RWCount() == old.RWCount() && mig.RWCount() > 0 &&
-			(!restartsMismatched || servesItsReplicas(mig, rs))
+			mig.Status.CurrentState == longhorn.StateRunning && mig.RWCount() == old.RWCount() && mig.RWCount() > 0
 		if ok {
 			oldName, migName = old.Name, mig.Name
 		}
 		return ok
 	})
 	return oldName, migName
-}
-
-// servesItsReplicas: the engine's replica modes name exactly the replicas
-// that point at it. Longhorn 1.5+ restarts a migration engine whose modes do
-// not match its replicas ("The current available migration replicas do not
-// match the record in the migration engine status"), which happens when its
-// controller clones one more replica from a stale cache (docs/testing.md).
-func servesItsReplicas(en *longhorn.Engine, rs []longhorn.Replica) bool {
-	n := 0
-	for _, r := range rs {
-		if r.Spec.EngineName != en.Name || r.DeletionTimestamp != nil {
-			continue
-		}
-		n++
-		if _, ok := en.Status.ReplicaModeMap[r.Name]; !ok {
-			return false
-		}
-	}
-	return n == len(en.Status.ReplicaModeMap)
 }
 
 // detach retries Detach as the CSI driver does: the API answers from its

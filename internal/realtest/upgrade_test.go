@@ -30,14 +30,32 @@ func (e *env) stuckBeforeUpgrade(vol string) (old, mig string) {
 			e.t.Fatal(err)
 		}
 	}
-	e.pausedWhile(func() {
-		if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil { // the CSI detach that asked for the confirm
-			e.t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		written := false
+		e.pausedWhile(func() {
+			// Longhorn may have restarted the migration engine since it was
+			// ready (it does when its replica map lags a clone): write the
+			// stuck state only over a running one.
+			_, es, _ := e.state(vol)
+			if m := engineNamed(es, mig); m == nil || m.Spec.NodeID != nodeB || m.Status.CurrentState != longhorn.StateRunning || engineNamed(es, old) == nil {
+				return
+			}
+			if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil { // the CSI detach that asked for the confirm
+				e.t.Fatal(err)
+			}
+			patch(longhorn.Volumes, vol, types.MergePatchType, `{"spec":{"nodeID":"`+nodeB+`","migrationNodeID":""}}`)
+			patch(longhorn.Engines, mig, types.JSONPatchType, `[{"op":"replace","path":"/spec/active","value":true}]`)
+			patch(longhorn.Volumes, vol, types.MergePatchType, `{"status":{"currentNodeID":"`+nodeB+`","currentMigrationNodeID":""}}`, "status")
+			written = true
+		})
+		if written {
+			break
 		}
-		patch(longhorn.Volumes, vol, types.MergePatchType, `{"spec":{"nodeID":"`+nodeB+`","migrationNodeID":""}}`)
-		patch(longhorn.Engines, mig, types.JSONPatchType, `[{"op":"replace","path":"/spec/active","value":true}]`)
-		patch(longhorn.Volumes, vol, types.MergePatchType, `{"status":{"currentNodeID":"`+nodeB+`","currentMigrationNodeID":""}}`, "status")
-	})
+		if attempt == 3 {
+			e.t.Fatalf("Longhorn %s kept restarting the migration engine of %s", e.release, vol)
+		}
+		old, mig = e.migrationReady(vol)
+	}
 	e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		return len(es) == 2 && activeCount(es) == 2
 	})
