@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,9 @@ func FuzzBundleParse(f *testing.F) {
 			return
 		}
 		for _, n := range fsys.files() {
-			if n == "" || strings.HasPrefix(n, "/") || strings.Contains(n, "..") {
+			// ".." inside a name ("longhorn..io") is a name; only a ".."
+			// element would climb out
+			if n == "" || strings.HasPrefix(n, "/") || slices.Contains(strings.Split(n, "/"), "..") {
 				t.Fatalf("unclean entry name %q", n)
 			}
 		}
