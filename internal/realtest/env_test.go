@@ -258,19 +258,15 @@ func lastN(l []string, n int) []string {
 // has settled, and fix rightly refuses until it has.
 func (e *env) waitRepairable(vol string) {
 	e.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	var last string
+	e.t.Cleanup(func() {
+		if e.t.Failed() && last != "" {
+			e.t.Logf("last scan of %s: %s", vol, last)
+		}
+	})
+	e.await(vol+" is repairable by fix", func() bool {
 		_, errOut, code := e.plugin("scan", vol)
-		if code == 1 && strings.Contains(errOut, "1 repairable by `fix`") {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s never became repairable; last scan exited %d: %s", vol, code, errOut)
-		}
-		select {
-		case <-e.ctx.Done():
-			e.t.Fatal(e.ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+		last = fmt.Sprintf("exit %d: %s", code, errOut)
+		return code == 1 && strings.Contains(errOut, "1 repairable by `fix`")
+	})
 }

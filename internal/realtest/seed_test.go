@@ -188,21 +188,7 @@ func TestFixOnSeedState(t *testing.T) {
 				t.Errorf("fix exited 0 before Longhorn %s converged:\n%s", rel, lhsim.Describe(v, es, rs))
 			}
 			e.waitFor("converged on node-b", vol, settled(nodeB))
-			if l := e.activeDeleted(); len(l) > 0 {
-				t.Errorf("replicas deleted while active: %v", l)
-			}
-			_, _, rs = e.state(vol)
-			wiped := e.sim.WipedDirs(vol)
-			for _, r := range rs {
-				for _, w := range wiped {
-					if strings.HasSuffix(w, "/"+r.Spec.DataDirectoryName) && strings.HasPrefix(w, r.Spec.NodeID+":") {
-						t.Errorf("the survivor's replica %s uses wiped directory %s", r.Name, w)
-					}
-				}
-			}
-			if lost, err := e.sim.DataLost(e.ctx, vol); err != nil || lost {
-				t.Errorf("data lost: %v %v (wiped %v)", lost, err, wiped)
-			}
+			e.assertNoDamage(vol)
 		})
 	}
 }
