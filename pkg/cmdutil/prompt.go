@@ -22,15 +22,8 @@ func IsTerminal(in io.Reader) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// Confirm asks question on errOut and reads one line from in; only "y" or
-// "yes" (any case) agree. End of input is a no.
-func Confirm(in io.Reader, errOut io.Writer, question string) bool {
-	fmt.Fprintf(errOut, "%s [y/N]: ", question)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && line == "" {
-		fmt.Fprintln(errOut)
-		return false
-	}
+// agrees reports whether an answer line is "y" or "yes" (any case).
+func agrees(line string) bool {
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
 		return true
@@ -63,11 +56,25 @@ func (p Prompt) Ask(ctx context.Context, question string) (bool, error) {
 	if p.In == nil || !term(p.In) {
 		return false, ErrNotTerminal
 	}
-	answer := make(chan bool, 1)
-	go func() { answer <- Confirm(p.In, p.ErrOut, question) }()
+	// Only the read runs on its own goroutine: every write to ErrOut stays
+	// on the caller's, so a stop at the prompt never races the question.
+	fmt.Fprintf(p.ErrOut, "%s [y/N]: ", question)
+	type read struct {
+		line string
+		err  error
+	}
+	answer := make(chan read, 1)
+	go func() {
+		line, err := bufio.NewReader(p.In).ReadString('\n')
+		answer <- read{line, err}
+	}()
 	select {
-	case ok := <-answer:
-		return ok, nil
+	case r := <-answer:
+		if r.err != nil && r.line == "" {
+			fmt.Fprintln(p.ErrOut) // end of input is a no
+			return false, nil
+		}
+		return agrees(r.line), nil
 	case <-ctx.Done():
 		fmt.Fprintln(p.ErrOut)
 		return false, errors.New("stopped at the prompt")
