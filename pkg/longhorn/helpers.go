@@ -3,6 +3,7 @@ package longhorn
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path"
 	"strconv"
 	"strings"
 )
@@ -58,6 +59,16 @@ func (e *Engine) EngineSuffix() (int, bool) {
 	}
 	n, err := strconv.Atoi(e.Name[i+3:])
 	return n, err == nil && n >= 0
+}
+
+// DataPath is the key Longhorn's volume controller gives a replica's data
+// directory (types.GetReplicaDataPath: disk path, "replicas", directory), or
+// "" for a replica it skips as unavailable (not scheduled to a node and disk).
+func (r *Replica) DataPath() string {
+	if r.Spec.NodeID == "" || r.Spec.DiskID == "" || r.Spec.DiskPath == "" || r.Spec.DataDirectoryName == "" {
+		return ""
+	}
+	return path.Join(r.Spec.DiskPath, "replicas", r.Spec.DataDirectoryName)
 }
 
 // WantedImage returns the image the volume should run.

@@ -8,6 +8,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestWritesCarryResourceVersion: every write of both drivers is pinned to
@@ -134,6 +135,21 @@ func TestReadiness(t *testing.T) {
 				{"no migration engine", func(s *snapshot) { s.engines = s.engines[:1] }, false, "no migration engine"},
 				{"migration engine error", func(s *snapshot) { mig(s).Status.CurrentState = longhorn.StateError }, true, "error"},
 				{"old engine stopped", func(s *snapshot) { s.engines[0].Status.CurrentState = longhorn.StateStopped }, true, "not running"},
+				{"clone missing from the engine's map", func(s *snapshot) {
+					for r := range mig(s).Spec.ReplicaAddressMap {
+						delete(mig(s).Spec.ReplicaAddressMap, r)
+						break
+					}
+				}, false, "Longhorn restarts it to match"},
+				{"data directory cloned twice", func(s *snapshot) {
+					dup := s.replicas[len(s.replicas)-1]
+					dup.Name += "-twice"
+					s.replicas = append(s.replicas, dup)
+				}, true, "cloned data directory /var/lib/longhorn/replicas/vol-d1 twice"},
+				{"clone being deleted", func(s *snapshot) {
+					now := metav1.Now()
+					s.replicas[len(s.replicas)-1].DeletionTimestamp = &now
+				}, false, "is being deleted"},
 				{"not started", func(s *snapshot) {
 					s.volume.Spec.MigrationNodeID = ""
 					s.volume.Status.CurrentMigrationNodeID = ""
