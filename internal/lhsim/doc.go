@@ -103,8 +103,9 @@
 // # Faults
 //
 // Inject a Fault (kinds FailEngineDelete, FailEngineUpdate, FinalizerStuck,
-// MigrationEngineNeverReady, EngineCrash, OrphanProcess), aimed at a volume
-// and an engine name or role (RoleOld/RoleNew), for a number of times or
+// MigrationEngineNeverReady, EngineCrash, OrphanProcess, HoldVolumeSync,
+// CloneTwice), aimed at a volume and an engine name or role
+// (RoleOld/RoleNew), for a number of times or
 // until ClearFault/ClearFaults (which resync everything). FailEngineDelete
 // on RoleOld before a confirm produces #6642 on affected releases; on fixed
 // releases the controller keeps the old engine the only active one and

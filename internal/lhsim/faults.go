@@ -41,6 +41,11 @@ const (
 	// busy or restarting longhorn-manager would: tests use it to land a
 	// request between a write and Longhorn's next sync. Engine is ignored.
 	HoldVolumeSync FaultKind = "HoldVolumeSync"
+	// CloneTwice makes the volume controller clone a replica twice for a
+	// matching migration engine, as Longhorn's own controller does when its
+	// cache lags its own creation: two clones share one data directory.
+	// Engine may be a name or ""; roles are not judged.
+	CloneTwice FaultKind = "CloneTwice"
 )
 
 // held reports whether a HoldVolumeSync fault covers vol.

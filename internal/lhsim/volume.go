@@ -627,6 +627,14 @@ func (s *Sim) prepareMigration(ctx context.Context, vu *unstructured.Unstructure
 		s.vlog("info", v, fmt.Sprintf("Cloned a new matching replica %v from %v", c.r.Name, currentRs[dp].r.Name))
 		migRs[dp] = c
 		rs[c.r.Name] = c
+		if s.fire(CloneTwice, me, func() []*longhorn.Engine { return nil }) {
+			twin, err := s.cloneReplica(ctx, vu, currentRs[dp], me.Name)
+			if err != nil {
+				return false, false, fmt.Errorf("cannot create matching replica for volume %v: %w", v.Name, err)
+			}
+			s.vlog("info", v, fmt.Sprintf("Cloned a new matching replica %v from %v again (lhsim fault CloneTwice)", twin.r.Name, currentRs[dp].r.Name))
+			rs[twin.r.Name] = twin
+		}
 	}
 	if len(migRs) == 0 {
 		s.vlog("warning", v, fmt.Sprintf("volume %v: no valid migration replica during the migration, need to do revert first", v.Name))

@@ -145,6 +145,36 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 	}
 }
 
+// TestClonedTwice: when Longhorn cloned a data directory twice for the
+// migration engine (it then restarts that engine for ever), migrate does
+// not confirm: it rolls back at once, says why and what to do, and the
+// migration it advises, run again, goes through.
+func TestClonedTwice(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"v1.4.3", "v1.6.0"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			vol := "vol-twice"
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.CloneTwice, Volume: vol, Times: 1})
+
+			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			expectCode(t, res, migrate.ExitStopped)
+			expectContains(t, "stderr", res.Stderr, "cloned data directory", "roll the migration back and start it again", "Rolled back:", "Rollback verified:")
+			expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
+			if e.Sim.FaultHits(fid) == 0 {
+				t.Fatal("the fault never fired: no data directory was cloned twice")
+			}
+			e.expectSettled(vol, nodeA)
+
+			res = e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			expectCode(t, res, 0)
+			e.expectSettled(vol, nodeB)
+		})
+	}
+}
+
 // TestInterruptBeforeConfirm: Ctrl-C while waiting for readiness rolls back
 // with a context of its own and verifies.
 func TestInterruptBeforeConfirm(t *testing.T) {
