@@ -61,8 +61,10 @@ Kubernetes, and use 'migrate status', 'confirm' and 'rollback' to finish or undo
 migrations that got stuck.
 
 It then waits, with progress on stderr, until the migration engine on NODE runs
-with an endpoint, as many RW replicas as the old engine, all its replicas running,
-the same snapshots, and (1.5+) NODE's ticket satisfied. Without --confirm it stops
+with an endpoint, as many RW replicas as the old engine, all its replicas running
+and in its replica map (one per data directory, else Longhorn restarts it), the
+same snapshots, and (1.5+) NODE's ticket satisfied. A data directory Longhorn
+cloned twice never settles: the migration is rolled back. Without --confirm it stops
 there and prints how to confirm or roll back; the volume keeps serving I/O from the
 old node. With --confirm it checks readiness again on a fresh read, confirms, and
 verifies exactly one engine left, active and running on NODE, every replica
