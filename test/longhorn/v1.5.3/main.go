@@ -24,9 +24,11 @@
 // generation), and the mutators add the "longhorn.io" finalizer to Volumes, Engines and Replicas,
 // the longhornvolume label on Engines and Replicas, and defaults in
 // Volume.spec (numberOfReplicas, dataLocality, accessMode, engineImage,
-// frontend, ...). The volume controller itself creates engines and replicas
-// with the finalizer and label (datastore Create*), so only objects a test
-// makes by hand need them. No instance manager runs: engine and replica
+// frontend, ...). The datastore's Create* do not add the label or the
+// finalizer: the controllers' client adds both to the Engines and Replicas
+// they create, as the webhooks would at admission (control.Admit), and the
+// test's instance layer adds them, after the fact, to the objects tests
+// make. No instance manager runs: engine and replica
 // status (currentState, ip, port, endpoint, replicaModeMap) is whatever the
 // test's instance layer writes.
 package main
@@ -35,6 +37,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -84,7 +87,9 @@ func run() error {
 	config.QPS, config.Burst = 1000, 1000
 	faults := &control.Faults{}
 	lhConfig := *config
-	lhConfig.WrapTransport = faults.WrapTransport
+	// Faults answer before admission, as a failed request never reaches
+	// the webhooks.
+	lhConfig.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return faults.WrapTransport(control.Admit(rt)) }
 	lhClient, err := lhclientset.NewForConfig(&lhConfig)
 	if err != nil {
 		return err
