@@ -105,10 +105,12 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 	case notRunning > 0:
 		miss("%d of %d replicas of %s not running", notRunning, len(reps), mig.Name)
 	}
-	if why, never := mig.MigrationRestart(reps); never {
+	why, never := mig.MigrationRestart(reps)
+	if never {
 		r.failed = why
 		return r
-	} else if why != "" {
+	}
+	if why != "" {
 		miss("%s", why)
 	}
 	if a, b := old.SnapshotNames(), mig.SnapshotNames(); !slices.Equal(a, b) {
