@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -106,6 +107,10 @@ type Proxy struct {
 	mu    sync.Mutex
 	rules []*Rule
 	log   []Request
+	// busy counts requests other than watches still being handled: a
+	// request is logged after its answer went out, so a client can be done
+	// before the log shows what it did.
+	busy atomic.Int64
 }
 
 // Start proxies to the API server of cfg (an admin config), listening on
@@ -161,8 +166,12 @@ func (p *Proxy) Clear() {
 	p.rules = nil
 }
 
-// Requests returns a copy of the log.
+// Requests returns a copy of the log, once the requests being handled (not
+// watches) are logged too, or after 5s.
 func (p *Proxy) Requests() []Request {
+	for deadline := time.Now().Add(5 * time.Second); p.busy.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond) // polling the handlers, not timing a client
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Request(nil), p.log...)
@@ -238,6 +247,10 @@ func (p *Proxy) record(req Request) {
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	req := describe(r)
+	if req.Verb != "watch" {
+		p.busy.Add(1)
+		defer p.busy.Add(-1)
+	}
 	rule := p.pick(&req)
 	if rule == nil {
 		sw := &statusWriter{ResponseWriter: w}
