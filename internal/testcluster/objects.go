@@ -107,8 +107,20 @@ func (c *Cluster) Create(ctx context.Context, obj *unstructured.Unstructured) (*
 	if !hasStatus || !d.hasStatusSubresource() {
 		return out, nil
 	}
-	out.Object["status"] = runtime.DeepCopyJSONValue(status)
-	return ri.UpdateStatus(ctx, out, metav1.UpdateOptions{})
+	// A controller already watching may write the new object before its
+	// status is set (Longhorn's volume controller adds its finalizer):
+	// set the status on the fresh object then, so the fixture's state is
+	// what the test reads.
+	for attempt := 1; ; attempt++ {
+		out.Object["status"] = runtime.DeepCopyJSONValue(status)
+		res, err := ri.UpdateStatus(ctx, out, metav1.UpdateOptions{})
+		if err == nil || !apierrors.IsConflict(err) || attempt == 10 {
+			return res, err
+		}
+		if out, err = ri.Get(ctx, in.GetName(), metav1.GetOptions{}); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // CreateYAML creates every object of a multi-document YAML (or JSON) text
