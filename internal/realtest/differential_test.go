@@ -297,33 +297,17 @@ func (e *env) deleteEngine(name string) {
 	}
 }
 
-// resourceVersions of vol's volume, engines and replicas, sorted: equal
-// strings mean nothing was written.
-func (e *env) resourceVersions(vol string) string {
-	e.t.Helper()
-	v, es, rs := e.state(vol)
-	l := []string{"volume=" + v.ResourceVersion}
-	for _, x := range es {
-		l = append(l, x.Name+"="+x.ResourceVersion)
-	}
-	for _, x := range rs {
-		l = append(l, x.Name+"="+x.ResourceVersion)
-	}
-	sort.Strings(l)
-	return strings.Join(l, " ")
-}
-
 // fixRefuses runs fix on vol and expects a refusal (exit 1) naming the
 // failed requirement, and no write.
 func (e *env) fixRefuses(vol, requirement string) {
 	e.t.Helper()
-	before := e.resourceVersions(vol)
+	before := e.writtenByPlugin(vol)
 	out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir())
 	if code != 1 || !strings.Contains(out+errOut, requirement) {
 		e.t.Fatalf("fix exited %d, want 1 (refused, naming %q)\n%s%s", code, requirement, out, errOut)
 	}
-	if after := e.resourceVersions(vol); after != before {
-		e.t.Errorf("fix refused but something changed:\nbefore %s\nafter  %s", before, after)
+	if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
+		e.t.Errorf("fix refused but wrote:\nbefore %v\nafter  %v", before, after)
 	}
 }
 

@@ -2,14 +2,18 @@ package realtest
 
 import (
 	"bytes"
+	"fmt"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -91,24 +95,46 @@ func (e *env) await(what string, cond func() bool) {
 	}
 }
 
-// writtenByPlugin lists vol's objects whose managedFields name the plugin.
+// writtenByPlugin lists the plugin's writes to vol's volume, its
+// VolumeAttachment (1.5+), engines and replicas, as their managedFields
+// record them (object, time, fields): a new write of the plugin adds an
+// entry or changes one. Longhorn's and the simulator's own writes do not
+// show, so a refusal can be checked while the volume still settles.
 func (e *env) writtenByPlugin(vol string) []string {
 	e.t.Helper()
 	var out []string
+	add := func(r longhorn.Resource, u *unstructured.Unstructured) {
+		for _, mf := range u.GetManagedFields() {
+			if mf.Manager == "kubectl-longhorn-engines" {
+				fields := ""
+				if mf.FieldsV1 != nil {
+					fields = string(mf.FieldsV1.Raw)
+				}
+				out = append(out, fmt.Sprintf("%s/%s@%s:%s", r.Plural, u.GetName(), mf.Time, fields))
+			}
+		}
+	}
+	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.VolumeAttachments} {
+		u, err := e.c.Dynamic().Resource(r.GVR()).Namespace(e.ns).Get(e.ctx, vol, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			e.t.Fatal(err)
+		}
+		add(r, u)
+	}
 	sel := metav1.ListOptions{LabelSelector: longhorn.VolumeLabel + "=" + vol}
 	for _, r := range []longhorn.Resource{longhorn.Engines, longhorn.Replicas} {
 		l, err := e.c.Dynamic().Resource(r.GVR()).Namespace(e.ns).List(e.ctx, sel)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		for _, u := range l.Items {
-			for _, mf := range u.GetManagedFields() {
-				if mf.Manager == "kubectl-longhorn-engines" {
-					out = append(out, r.Plural+"/"+u.GetName())
-				}
-			}
+		for i := range l.Items {
+			add(r, &l.Items[i])
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 
