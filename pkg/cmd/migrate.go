@@ -24,7 +24,8 @@ const migrateExitCodes = `Exit status:
   2  the cluster could not be read (unreachable, forbidden, Longhorn missing,
      unknown volume); nothing was written
   3  needs a person: the confirm left two active engines (longhorn#6642) or
-     could not be verified, or a rollback could not be verified`
+     could not be verified, a rollback could not be written or verified, or
+     a write's outcome could not be read back`
 
 func newMigrateCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := migrate.NewOptions(cf, streams, migrate.ModeMigrate)
@@ -40,7 +41,9 @@ a time, the way Longhorn's own attachers do:
                     volumeattachments.longhorn.io; confirm: remove the old node's
                     ticket; rollback: remove NODE's ticket
 
-Every write is a merge patch pinned to the resourceVersion it was decided on.
+Every write is a merge patch pinned to the resourceVersion it was decided on,
+sent once: when its answer is lost (a dropped connection, a timeout), the volume
+is read back and the run goes on from what the server holds.
 
 Before starting it refuses, and writes nothing, unless: the volume exists, is
 migratable and rwx, attached, healthy or degraded, not migrating, has one running

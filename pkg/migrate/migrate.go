@@ -60,7 +60,9 @@ func (s *session) runMigrate(ctx context.Context) error {
 		return s.drv.start(sn, to)
 	})
 	if err != nil {
-		return s.startFailed(ctx, from, to, err)
+		if err := s.startFailed(ctx, from, to, err); err != nil {
+			return err
+		}
 	}
 	s.step("Started: migration of %s from %s to %s requested through %s.", s.vol, from, to, s.drv.mechanism())
 
@@ -96,15 +98,31 @@ func (s *session) workloadCheck(ctx context.Context, snap *snapshot) check {
 	return c
 }
 
-// startFailed handles a start write that did not go through. Usually nothing
-// changed; if the response was lost but the write landed, roll it back.
+// startFailed handles a start write that did not go through, or whose
+// answer was lost: it reads the volume back. Not in place: nothing changed.
+// In place although the request failed: the run goes on (nil), unless it
+// was interrupted, then it rolls back. The write is never sent again.
 func (s *session) startFailed(ctx context.Context, from, to string, cause error) error {
-	if errors.Is(cause, errInterrupted) || ctx.Err() != nil {
+	var ref *refusal
+	if errors.As(cause, &ref) {
+		// Decided against on a fresh read: nothing was sent, and a
+		// migration seen now is not this run's.
+		return cmdutil.WithCode(ExitStopped, fmt.Errorf("start failed, nothing was changed: %w", cause))
+	}
+	interrupted := errors.Is(cause, errInterrupted) || ctx.Err() != nil
+	if interrupted {
 		cause = errInterrupted
 	}
 	snap, err := s.read(context.WithoutCancel(ctx))
-	if err == nil && s.drv.pending(snap, to) {
+	switch {
+	case err != nil:
+		return cmdutil.WithCode(ExitAttention, fmt.Errorf("the start request failed (%v) and the volume could not be read back (%v): the migration to %s may be in place; check with: %s",
+			cause, err, to, s.commandLine("migrate", "status", s.vol)))
+	case !s.drv.pending(snap, to):
+		return cmdutil.WithCode(ExitStopped, fmt.Errorf("start failed, nothing was changed: %w", cause))
+	case interrupted:
 		return s.rollBack(ctx, from, to, describeErr("start", cause))
 	}
-	return cmdutil.WithCode(ExitStopped, fmt.Errorf("start failed, nothing was changed: %w", cause))
+	s.infof("  the start landed although the request reported: %v", cause)
+	return nil
 }
