@@ -107,6 +107,8 @@ type Proxy struct {
 	mu    sync.Mutex
 	rules []*Rule
 	log   []Request
+	// logged is closed, and replaced, whenever a request is logged.
+	logged chan struct{}
 	// busy counts requests other than watches still being handled: a
 	// request is logged after its answer went out, so a client can be done
 	// before the log shows what it did.
@@ -196,6 +198,32 @@ func (p *Proxy) Count(verb, resource, name string) int {
 	return n
 }
 
+// AwaitFault waits until a rule has acted on a request matching verb,
+// resource and name ("" any), woken by each logged request. Timeout and
+// TimeoutAfter log theirs while they hold it, so a test can act while the
+// client still waits for its answer.
+func (p *Proxy) AwaitFault(ctx context.Context, verb, resource, name string) error {
+	for {
+		p.mu.Lock()
+		for _, r := range p.log {
+			if r.Fault != "" && match(verb, r.Verb) && match(resource, r.Resource) && match(name, r.Name) {
+				p.mu.Unlock()
+				return nil
+			}
+		}
+		if p.logged == nil {
+			p.logged = make(chan struct{})
+		}
+		ch := p.logged
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("faultproxy: no fault on %s %s %s: %w", verb, resource, name, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
 // Kubeconfig writes a kubeconfig that reaches the API server through the
 // proxy, with the admin token, and returns its path.
 func (p *Proxy) Kubeconfig(dir string) (string, error) {
@@ -243,6 +271,10 @@ func (p *Proxy) record(req Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.log = append(p.log, req)
+	if p.logged != nil {
+		close(p.logged)
+		p.logged = nil
+	}
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
