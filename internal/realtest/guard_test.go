@@ -108,7 +108,7 @@ func (e *env) writtenByPlugin(vol string) []string {
 			if mf.Manager == "kubectl-longhorn-engines" {
 				fields := ""
 				if mf.FieldsV1 != nil {
-					fields = string(mf.FieldsV1.Raw)
+					fields = mf.FieldsV1.GetRawString()
 				}
 				out = append(out, fmt.Sprintf("%s/%s@%s:%s", r.Plural, u.GetName(), mf.Time, fields))
 			}
