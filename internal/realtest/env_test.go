@@ -218,7 +218,14 @@ func (e *env) state(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn
 // plugin runs the built plugin binary against this env's namespace.
 func (e *env) plugin(args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
-	args = append(args, "--kubeconfig", e.c.KubeconfigPath(), "-n", e.ns)
+	return e.pluginVia(e.c.KubeconfigPath(), args...)
+}
+
+// pluginVia runs the plugin binary through another kubeconfig (a fault
+// proxy's).
+func (e *env) pluginVia(kubeconfig string, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	args = append(args, "--kubeconfig", kubeconfig, "-n", e.ns)
 	cmd := exec.CommandContext(e.ctx, pluginBin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -203,6 +204,65 @@ func TestMigrateOnLonghorn(t *testing.T) {
 			if !settled(nodeB)(v, es, rs) {
 				t.Errorf("migrate --fix exited 0 before Longhorn %s settled on node-b:\n%s", rel, lhsim.Describe(v, es, rs))
 			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
+// TestMigrateLostAnswersOnLonghorn: a start or a rollback whose answer the
+// fault proxy drops after the API server applied it. migrate reads the
+// volume back and goes on from what the server holds, on each release's own
+// controllers: the start is not sent again and the migration is confirmed;
+// the rollback is verified on node-a.
+func TestMigrateLostAnswersOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		res := longhorn.Volumes.Plural
+		if longhorn.MustParseVersion(rel).HasVolumeAttachments() {
+			res = longhorn.VolumeAttachments.Plural
+		}
+		t.Run(rel+"/start", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-lost-start"
+			e.attached(vol)
+			p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
+			var out, errOut string
+			var code int
+			for attempt := 1; attempt <= 3; attempt++ {
+				p.Clear()
+				p.Add(faultproxy.Rule{Verb: "patch", Resource: res, Name: vol, Fault: faultproxy.ResetAfter, First: 1})
+				out, errOut, code = e.pluginVia(kc, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+				if code == 0 || !strings.Contains(errOut, "cloned data directory") {
+					break
+				}
+				t.Logf("Longhorn %s cloned a data directory twice; migrate rolled back, running it again", rel)
+			}
+			expectExit(t, "migrate --confirm, the start's answer lost", 0, out, errOut, code)
+			if !strings.Contains(errOut, "the start landed although the request reported") {
+				t.Errorf("stderr does not say the start landed:\n%s", errOut)
+			}
+			e.waitFor("settled on node-b", vol, settled(nodeB))
+			e.assertNoDamage(vol)
+		})
+		t.Run(rel+"/rollback", func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-lost-rollback"
+			e.attached(vol)
+			out, errOut, code := e.migrate(vol, "--to", nodeB, "--yes", poll)
+			expectExit(t, "migrate", 0, out, errOut, code)
+			p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
+			p.Add(faultproxy.Rule{Verb: "patch", Resource: res, Name: vol, Fault: faultproxy.ResetAfter, First: 1})
+			out, errOut, code = e.pluginVia(kc, "migrate", "rollback", vol, "--yes", poll)
+			expectExit(t, "migrate rollback, its answer lost", 0, out, errOut, code)
+			if !strings.Contains(errOut, "the rollback landed although the request reported") {
+				t.Errorf("stderr does not say the rollback landed:\n%s", errOut)
+			}
+			if n := p.Count("patch", res, vol); n != 1 {
+				t.Errorf("the rollback reached the server %d times, want 1", n)
+			}
+			e.waitFor("settled on node-a", vol, settled(nodeA))
 			e.assertNoDamage(vol)
 		})
 	}
