@@ -73,6 +73,17 @@ func (s *session) apply(ctx context.Context, w write) error {
 	return nil
 }
 
+// landed reads the volume back after a write whose request failed, since a
+// lost answer can hide a write the server applied, and tells by applied
+// whether it did. The read outlives a cancelled ctx.
+func (s *session) landed(ctx context.Context, applied func(*snapshot) bool) (bool, error) {
+	sn, err := s.read(context.WithoutCancel(ctx))
+	if err != nil {
+		return false, err
+	}
+	return applied(sn), nil
+}
+
 // describeErr keeps the API's sentence but says which step it stopped.
 func describeErr(step string, err error) error {
 	return fmt.Errorf("%s: %w", step, err)

@@ -100,7 +100,7 @@ func (s *session) confirmAndVerify(ctx context.Context, from, to string, rollbac
 	if err != nil {
 		// A lost response can hide a confirm that landed: look before
 		// deciding it failed.
-		if sn, rerr := s.read(context.WithoutCancel(ctx)); rerr == nil && s.drv.confirmed(sn, to) {
+		if ok, _ := s.landed(ctx, func(sn *snapshot) bool { return s.drv.confirmed(sn, to) }); ok {
 			s.infof("  the confirm landed although the request reported: %v", err)
 		} else {
 			if ctx.Err() != nil {

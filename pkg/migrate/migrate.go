@@ -113,12 +113,12 @@ func (s *session) startFailed(ctx context.Context, from, to string, cause error)
 	if interrupted {
 		cause = errInterrupted
 	}
-	snap, err := s.read(context.WithoutCancel(ctx))
+	pending, err := s.landed(ctx, func(sn *snapshot) bool { return s.drv.pending(sn, to) })
 	switch {
 	case err != nil:
 		return cmdutil.WithCode(ExitAttention, fmt.Errorf("the start request failed (%v) and the volume could not be read back (%v): the migration to %s may be in place; check with: %s",
 			cause, err, to, s.commandLine("migrate", "status", s.vol)))
-	case !s.drv.pending(snap, to):
+	case !pending:
 		return cmdutil.WithCode(ExitStopped, fmt.Errorf("start failed, nothing was changed: %w", cause))
 	case interrupted:
 		return s.rollBack(ctx, from, to, describeErr("start", cause))

@@ -75,7 +75,7 @@ func (s *session) rollbackAndVerify(ctx context.Context, from, to string) error 
 	if err != nil && !errors.Is(err, errNothingToRollBack) {
 		// A lost answer can hide a rollback that landed: look before
 		// calling it failed.
-		if sn, rerr := s.read(context.WithoutCancel(ctx)); rerr == nil && !s.drv.pending(sn, to) {
+		if ok, _ := s.landed(ctx, func(sn *snapshot) bool { return !s.drv.pending(sn, to) }); ok {
 			s.infof("  the rollback landed although the request reported: %v", err)
 			err = nil
 		}
