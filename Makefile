@@ -5,7 +5,7 @@ PKGS     := ./...
 # Tests embed a real API server: give the suite room on 2 cores.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo sim test longhorn-controllers test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean \
+.PHONY: all build demo sim test kube-apiserver longhorn-controllers test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean \
 	tools release-check release-snapshot krew-check krew-index image image-check
 
 all: build
@@ -30,7 +30,14 @@ longhorn-controllers:
 		$(GO) build -C test/longhorn/$$r -o $(CURDIR)/bin/longhorn/longhorn-controllers-$$r . || exit 1; \
 	done
 
-test:
+# Kubernetes' own kube-apiserver for the tests that need core/v1, storage,
+# batch and real RBAC (internal/kubeserver); its own module, test/kubeapiserver.
+kube-apiserver:
+	$(GO) build -C test/kubeapiserver -o $(CURDIR)/bin/kube-apiserver-test .
+
+# The server is built first, on its own: built inside a test binary's
+# TestMain it would count against that package's timeout.
+test: kube-apiserver
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
 
 test-short:

@@ -1,0 +1,355 @@
+package kubeserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+)
+
+// Namespace is Longhorn's namespace, created at start.
+const Namespace = testcluster.DefaultNamespace
+
+// ContextName is the context (and cluster) name in the written kubeconfigs.
+const ContextName = "kubeserver"
+
+// Server is a running kube-apiserver with its etcd.
+type Server struct {
+	dir        string
+	host       string
+	caPEM      []byte
+	adminToken string
+	kubeconfig string
+
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	errOut *lockedWriter
+	exited chan struct{}
+
+	client kubernetes.Interface
+	dyn    dynamic.Interface
+
+	stopOnce sync.Once
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// Binary builds the server (test/kubeapiserver) into bin/ once per process
+// and returns its path. `make kube-apiserver` builds the same file ahead of
+// the tests.
+func Binary() (string, error) {
+	buildOnce.Do(func() {
+		out := filepath.Join(repoRoot(), "bin", "kube-apiserver-test")
+		cmd := exec.Command("go", "build", "-C", filepath.Join(repoRoot(), "test", "kubeapiserver"), "-o", out, ".")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			buildErr = fmt.Errorf("kubeserver: build kube-apiserver: %v\n%s", err, stderr.String())
+			return
+		}
+		buildPath = out
+	})
+	return buildPath, buildErr
+}
+
+// Start builds (if needed) and starts a server, installs Longhorn's CRDs and
+// creates the longhorn-system namespace.
+func Start(ctx context.Context) (_ *Server, err error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	// Short: etcd's unix socket paths must fit in sun_path.
+	dir, err := os.MkdirTemp("", "kas")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, adminToken: newToken(), errOut: &lockedWriter{w: &bytes.Buffer{}}, exited: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n", s.adminToken)
+	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
+		return nil, err
+	}
+	args := []string{"--dir", dir}
+	if os.Getenv("KUBESERVER_LOGS") == "1" {
+		args = append(args, "-v")
+	}
+	s.cmd = exec.Command(bin, args...)
+	s.cmd.Stderr = s.errOut
+	if os.Getenv("KUBESERVER_LOGS") == "1" {
+		s.cmd.Stderr = io.MultiWriter(os.Stderr, s.cmd.Stderr)
+	}
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("kubeserver: start: %w", err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+
+	if err := s.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.connect(); err != nil {
+		return nil, err
+	}
+	if _, err := s.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("kubeserver: create namespace: %w", err)
+	}
+	if err := s.installCRDs(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady polls for the ready file the server writes once /readyz is OK.
+func (s *Server) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		select {
+		case <-s.exited:
+			return false, errors.New("the server exited")
+		default:
+		}
+		b, err := os.ReadFile(filepath.Join(s.dir, "ready"))
+		if err != nil {
+			return false, nil
+		}
+		s.host = strings.TrimSpace(string(b))
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("kubeserver: not ready: %v\n%s", err, s.Stderr())
+	}
+	ca, err := os.ReadFile(filepath.Join(s.dir, "certs", "apiserver.crt"))
+	if err != nil {
+		return fmt.Errorf("kubeserver: serving certificate: %w", err)
+	}
+	s.caPEM = ca
+	return nil
+}
+
+func (s *Server) connect() error {
+	var err error
+	if s.client, err = kubernetes.NewForConfig(s.RESTConfig()); err != nil {
+		return err
+	}
+	if s.dyn, err = dynamic.NewForConfig(s.RESTConfig()); err != nil {
+		return err
+	}
+	s.kubeconfig = filepath.Join(s.dir, "kubeconfig")
+	return s.writeKubeconfig(s.kubeconfig, "admin", s.adminToken, "")
+}
+
+// installCRDs installs the embedded Longhorn CRDs and waits until each is
+// Established and past the server's two-second start-up delay for creates.
+func (s *Server) installCRDs(ctx context.Context) error {
+	cs, err := apiextensionsclient.NewForConfig(s.RESTConfig())
+	if err != nil {
+		return err
+	}
+	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
+	var names []string
+	for _, doc := range testcluster.CRDs() {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+			return fmt.Errorf("kubeserver: embedded CRD: %w", err)
+		}
+		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("kubeserver: create CRD %s: %w", crd.Name, err)
+		}
+		names = append(names, crd.Name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for _, n := range names {
+			crd, err := crds.Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			est := false
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue &&
+					time.Since(c.LastTransitionTime.Time) > 2*time.Second {
+					est = true
+				}
+			}
+			if !est {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// RESTConfig is an admin client configuration (group system:masters), with
+// client-side rate limiting off.
+func (s *Server) RESTConfig() *rest.Config {
+	return &rest.Config{
+		Host:            s.host,
+		BearerToken:     s.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: append([]byte(nil), s.caPEM...)},
+		QPS:             1000,
+		Burst:           1000,
+	}
+}
+
+// Client is an admin clientset.
+func (s *Server) Client() kubernetes.Interface { return s.client }
+
+// Dynamic is an admin dynamic client.
+func (s *Server) Dynamic() dynamic.Interface { return s.dyn }
+
+// KubeconfigPath is the admin kubeconfig: context ContextName, no namespace.
+func (s *Server) KubeconfigPath() string { return s.kubeconfig }
+
+// Host is https://127.0.0.1:<port>.
+func (s *Server) Host() string { return s.host }
+
+// Dir is the server's directory; Stop removes it.
+func (s *Server) Dir() string { return s.dir }
+
+// Stderr is what the server printed (everything with KUBESERVER_LOGS=1,
+// otherwise its errors).
+func (s *Server) Stderr() string {
+	return s.errOut.String()
+}
+
+// ServiceAccountKubeconfig creates the service account ns/name if it does
+// not exist, asks the TokenRequest API for a token of it and writes a
+// kubeconfig with that token: the API server authenticates it as
+// system:serviceaccount:ns:name and authorizes it by RBAC alone.
+func (s *Server) ServiceAccountKubeconfig(ctx context.Context, ns, name string) (string, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	if _, err := s.client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("kubeserver: create service account %s/%s: %w", ns, name, err)
+	}
+	ttl := int64(3600)
+	tr, err := s.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &ttl}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("kubeserver: token for %s/%s: %w", ns, name, err)
+	}
+	path := filepath.Join(s.dir, "kubeconfig-"+ns+"-"+name)
+	if err := s.writeKubeconfig(path, ns+"-"+name, tr.Status.Token, ""); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func (s *Server) writeKubeconfig(path, user, token, namespace string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[ContextName] = &clientcmdapi.Cluster{Server: s.host, CertificateAuthorityData: s.caPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[ContextName] = &clientcmdapi.Context{Cluster: ContextName, AuthInfo: user, Namespace: namespace}
+	cfg.CurrentContext = ContextName
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL after 20 s) and removes its
+// directory.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-s.exited:
+			case <-time.After(20 * time.Second):
+				_ = s.cmd.Process.Kill()
+				<-s.exited
+			}
+		}
+		if s.stdin != nil {
+			_ = s.stdin.Close()
+		}
+		_ = os.RemoveAll(s.dir)
+	})
+}
+
+// Main is for TestMain: one server per test package.
+func Main(m *testing.M, setup func(*Server)) {
+	os.Exit(runMain(m, setup))
+}
+
+func runMain(m *testing.M, setup func(*Server)) int {
+	s, err := Start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubeserver: %v\n", err)
+		return 1
+	}
+	defer s.Stop()
+	if setup != nil {
+		setup(s)
+	}
+	return m.Run()
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// lockedWriter collects the child's stderr safely for concurrent reads.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
