@@ -101,6 +101,7 @@ tidy-check:
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/tools/krew && $(GO) mod tidy -diff
 	cd hack/image && $(GO) mod tidy -diff
+	cd test/kubeapiserver && $(GO) mod tidy -diff
 
 # goreleaser check + a snapshot archive of this machine's target in dist/.
 release-check: $(GORELEASER)

@@ -1,8 +1,9 @@
 // Package e2e tests the plugin the way operators run it: the binary built
 // with the release's ldflags, and the completion shim, on a temporary PATH,
 // driven through the real kubectl (plugin dispatch, `kubectl plugin list`,
-// `kubectl __complete`) against an in-process API server with Longhorn's
-// CRDs.
+// `kubectl __complete`) against Kubernetes' own kube-apiserver
+// (internal/kubeserver) with Longhorn's CRDs, whose RBAC authorizer decides
+// every request of a test user.
 package e2e
 
 import (
@@ -21,7 +22,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
 )
 
 const (
@@ -40,7 +41,7 @@ var buildValues = map[string]string{
 }
 
 var (
-	cluster *testcluster.Cluster
+	cluster *kubeserver.Server
 	binDir  string // holds the plugin and the shim, and nothing else
 	work    string // scratch space: HOME, kubeconfigs
 	// skipReason is set when the suite cannot run here.
@@ -82,7 +83,7 @@ func run(m *testing.M) int {
 	if os.Getenv("E2E_LOGS") == "1" {
 		fmt.Fprintf(os.Stderr, "e2e: plugin built in %v\n", time.Since(t0).Round(time.Millisecond))
 	}
-	c, err := testcluster.Start(context.Background(), testcluster.Options{})
+	c, err := kubeserver.Start(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1

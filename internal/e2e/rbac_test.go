@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
@@ -50,23 +52,20 @@ func documentedRoles(t *testing.T) map[string][]rbacv1.PolicyRule {
 	return roles
 }
 
-// userWith adds a user bound to the given rules in the Longhorn namespace
-// (as by a RoleBinding) and returns its kubeconfig.
+// userWith makes a service account bound to a Role holding the given rules
+// in the Longhorn namespace, as docs/rbac.md says to apply them, and returns
+// its kubeconfig. Kubernetes' own RBAC authorizer decides every request.
 func userWith(t *testing.T, rules ...[]rbacv1.PolicyRule) string {
 	t.Helper()
-	path, err := cluster.AddUser(userName(t), concat(rules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return userWithCluster(t, concat(rules), nil)
 }
 
-// clusterUserWith is userWith with the rules bound everywhere, for the
-// cluster-scoped ClusterRole (the test server binds all of one user's rules
-// the same way).
-func clusterUserWith(t *testing.T, rules ...[]rbacv1.PolicyRule) string {
+// userWithCluster is userWith plus a ClusterRole holding clusterRules.
+func userWithCluster(t *testing.T, rules, clusterRules []rbacv1.PolicyRule) string {
 	t.Helper()
-	path, err := cluster.AddClusterUser(userName(t), concat(rules))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	path, err := cluster.UserWithRole(ctx, userName(t), rules, clusterRules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,12 +176,12 @@ func TestDocumentedRBAC(t *testing.T) {
 			create(ctx, t, fixture.Healthy(v.version, "pvc-idle"))
 			args := []string{"longhorn-engines", "migrate", "pvc-idle", "--to", fixture.NodeB, "--dry-run=server", "--yes"}
 			want := v.migrateWrites + ` "pvc-idle" patched (server dry run)`
-			r := kubectlAs(ctx, t, clusterUserWith(t, migrateRole, workloads), args...)
+			r := kubectlAs(ctx, t, userWithCluster(t, migrateRole, workloads), args...)
 			skipIfNotImplemented(t, r)
 			if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 				t.Errorf("migrate --dry-run=server with the migrate Role and ClusterRole: want exit 0 and %q:\n%v", want, r)
 			}
-			r = kubectlAs(ctx, t, clusterUserWith(t, migrateRole, workloads), "longhorn-engines", "migrate", "status", "pvc-idle")
+			r = kubectlAs(ctx, t, userWithCluster(t, migrateRole, workloads), "longhorn-engines", "migrate", "status", "pvc-idle")
 			if r.Code != 0 {
 				t.Errorf("migrate status with the migrate Role:\n%v", r)
 			}

@@ -99,6 +99,9 @@ func TestTerminalCapture(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const ns = "terminal"
+	if err := cluster.EnsureNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
 	sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: "v1.4.3", Logf: func(string, ...any) {}})
 	if err != nil {
 		t.Fatal(err)

@@ -134,8 +134,8 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	if err := s.connect(); err != nil {
 		return nil, err
 	}
-	if _, err := s.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("kubeserver: create namespace: %w", err)
+	if err := s.EnsureNamespace(ctx, Namespace); err != nil {
+		return nil, err
 	}
 	if err := s.installCRDs(ctx); err != nil {
 		return nil, err
@@ -234,7 +234,21 @@ func (s *Server) RESTConfig() *rest.Config {
 		TLSClientConfig: rest.TLSClientConfig{CAData: append([]byte(nil), s.caPEM...)},
 		QPS:             1000,
 		Burst:           1000,
+		// The server warns at every write of Longhorn's finalizer
+		// "longhorn.io" (not domain-qualified), as it does to Longhorn.
+		WarningHandler: rest.NoWarnings{},
 	}
+}
+
+// EnsureNamespace creates a namespace unless it exists: unlike
+// testcluster, this server refuses objects in a namespace that is not
+// there.
+func (s *Server) EnsureNamespace(ctx context.Context, ns string) error {
+	_, err := s.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("kubeserver: create namespace %s: %w", ns, err)
+	}
+	return nil
 }
 
 // Client is an admin clientset.
