@@ -20,8 +20,9 @@ import (
 )
 
 // cluster is the package's API server, shared by every test. Tests that use
-// the simulator run in namespaces of their own, except the RBAC tests
-// (AddUser binds to longhorn-system), which are not parallel.
+// the simulator run in namespaces of their own. The RBAC tests
+// (TestDeployRoles) run on Kubernetes' own API server (internal/kubeserver)
+// of their own, in longhorn-system, where deploy/'s Roles are.
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,8 +16,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -262,29 +266,30 @@ func argDuration(t *testing.T, args []string, flag string) time.Duration {
 	return d
 }
 
-// The Roles, fed to the test cluster's authorizer as the only permissions
-// of a user: the Job's exact command line runs as the guard Role and repairs
-// the bug; one missing verb (a write verb the repair needs, or watch) stops
-// the guard at start with one error line naming the verb and the resource;
-// the scan Role scans and cannot guard; scan without list on engines says
-// so in one line. (AddUser binds in longhorn-system, so these tests share
-// that namespace and do not run in parallel.)
+// The Roles of deploy/, applied as they are to Kubernetes' own API server,
+// whose RBAC authorizer decides every request: the Job's exact command
+// line, as the Job's ServiceAccount, repairs the bug and backs it up to a
+// ConfigMap that `kubectl apply` restores; one missing verb (a write verb
+// the repair needs, or watch) stops the guard at start with one error line
+// naming the verb and the resource; the scan Role scans and cannot guard;
+// scan without list on engines says so in one line. The deploy/ Roles live
+// in longhorn-system, so these tests share it and do not run in parallel.
 func TestDeployRoles(t *testing.T) {
-	ns := cluster.Namespace()
-	// Not parallel, so no other test is running: start from an empty
-	// cluster (a previous -count run left its objects in longhorn-system).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := cluster.Reset(ctx); err != nil {
+	full, err := kubeserver.Start(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(full.Stop)
+	ns := kubeserver.Namespace
 	run := userSeq.Add(1)
-	e := newSim(t, "v1.4.3", ns)
+	e := &simEnv{simtest.Start(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	guardRules := roleRules(t, "rbac-guard.yaml")
 	scanRules := roleRules(t, "rbac-scan.yaml")
 	user := func(name string, rules []rbacv1.PolicyRule) string {
 		t.Helper()
-		kc, err := cluster.AddUser(fmt.Sprintf("%s-%d", name, run), rules)
+		kc, err := full.UserWithRole(ctx, fmt.Sprintf("%s-%d", name, run), rules, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,16 +307,20 @@ func TestDeployRoles(t *testing.T) {
 	}
 	guardArgs := []string{"fix", "--watch", "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir()}
 
-	t.Run("guard role repairs", func(t *testing.T) {
+	t.Run("guard role repairs and backs up to a ConfigMap", func(t *testing.T) {
+		if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "-f", filepath.Join(deployDir, "rbac-guard.yaml")); err != nil {
+			t.Fatalf("kubectl apply -f deploy/rbac-guard.yaml: %v\n%s", err, out)
+		}
+		kc, err := full.ServiceAccountKubeconfig(ctx, ns, "longhorn-engines")
+		if err != nil {
+			t.Fatal(err)
+		}
 		vol := "vol-rbac"
 		_, mig := e.produceBug(vol)
-		// The Job's own command line, with a short settle and a writable
-		// backup folder (later flags win).
-		// --backup-to dir: the test API server serves no core/v1, so a
-		// ConfigMap create would fail the repair (pkg/fix tests the
-		// ConfigMap backup; the subtest below its permission check).
-		args := append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir(), "--backup-to", fix.BackupToDir)
-		g := startCommand(t, e.Ctx, user("guard", guardRules), ns, args)
+		// The Job's own command line (--backup-to configmap included), with
+		// a short settle and a writable backup folder (later flags win).
+		args := append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir())
+		g := startCommand(t, e.Ctx, kc, ns, args)
 		if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
 			t.Errorf("outcome %s: %s", out.Result, out.Detail)
 		}
@@ -321,6 +330,28 @@ func TestDeployRoles(t *testing.T) {
 			t.Errorf("exit %d", res.Code)
 		}
 		lacks(t, "output", res.Stdout+res.Stderr, "forbidden")
+
+		cms, err := full.Client().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: fix.LabelVolume + "=" + vol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cms.Items) != 1 {
+			t.Fatalf("%d backup ConfigMaps for %s, want 1", len(cms.Items), vol)
+		}
+		cm := cms.Items[0]
+		if cm.Labels[fix.LabelManagedBy] != fix.ManagedBy || cm.Immutable == nil || !*cm.Immutable {
+			t.Errorf("ConfigMap %s: labels %v, immutable %v", cm.Name, cm.Labels, cm.Immutable)
+		}
+		// docs/backups.md's restore, checked by the server without writing.
+		objects := filepath.Join(t.TempDir(), vol+".yaml")
+		if err := os.WriteFile(objects, []byte(cm.Data[fix.ConfigMapObjectsKey]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "--dry-run=server", "-f", objects); err != nil {
+			t.Errorf("kubectl apply --dry-run=server of the backup: %v\n%s", err, out)
+		} else if !strings.Contains(out, "engine.longhorn.io/") {
+			t.Errorf("the backup restores no engine:\n%s", out)
+		}
 	})
 	t.Run("guard role without patch on engines", func(t *testing.T) {
 		oneError(t, guardArgs, user("guard-no-patch", without(guardRules, "engines", "patch")), fix.ExitNoCheck,
@@ -350,6 +381,13 @@ func TestDeployRoles(t *testing.T) {
 		oneError(t, []string{"scan"}, user("scan-no-list", without(scanRules, "engines", "list")), 2,
 			`error: forbidden: cannot list engines.longhorn.io in namespace "longhorn-system": `)
 	})
+}
+
+// kubectl runs the machine's kubectl with a kubeconfig and returns its
+// combined output.
+func kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
 }
 
 // An API server restart in the middle of the watch is survived: the guard
