@@ -21,8 +21,8 @@
 // and call cluster.Reset(ctx) at the start of each test that writes objects.
 // Clients: RESTConfig (client-go), Dynamic, or KubeconfigPath for the plugin
 // or kubectl (context "testcluster", no namespace set, so the plugin's own
-// default namespace is exercised). AddUser gives a kubeconfig of a user
-// limited by RBAC PolicyRules, for "forbidden" tests. Resources: GVR("Engine")
+// default namespace is exercised). Only the admin is authenticated: tests
+// of permissions use internal/kubeserver's RBAC. Resources: GVR("Engine")
 // etc.; always address them by the full group (pitfall: volumeattachments is
 // ambiguous with storage.k8s.io on a real cluster).
 //
@@ -44,7 +44,6 @@ import (
 	"github.com/go-logr/logr"
 	"go.etcd.io/etcd/server/v3/embed"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -60,8 +59,8 @@ const ContextName = "testcluster"
 
 // Options configure Start.
 type Options struct {
-	// Namespace the tests use; default DefaultNamespace. Only warm-up and
-	// AddUser depend on it: the server accepts every namespace.
+	// Namespace the tests use; default DefaultNamespace. Only warm-up
+	// depends on it: the server accepts every namespace.
 	Namespace string
 	// SkipCRDs starts without any CRD; install some with InstallCRDs.
 	SkipCRDs bool
@@ -147,14 +146,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.caPEM, err = writePKI(c.dir); err != nil {
 		return nil, err
 	}
-	admin := &userEntry{
-		info:  &user.DefaultInfo{Name: AdminUser, Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}},
-		admin: true,
-	}
-	if err := c.auth.add(admin); err != nil {
-		return nil, err
-	}
-	c.adminToken = admin.token
+	c.adminToken = c.auth.token
 
 	ln, err := listenLoopback(ctx, 0)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -444,99 +443,6 @@ func table(ctx context.Context, t *testing.T, plural string) ([]string, []string
 	return cols, row
 }
 
-func TestForbidden(t *testing.T) {
-	ctx := setup(t)
-	mustCreate(ctx, t, obj("Volume", "vol", nil))
-	mustCreate(ctx, t, obj("Engine", "vol-e-0", nil))
-	path, err := cl.AddUser("reader", []rbacv1.PolicyRule{
-		{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{Group}, Resources: []string{"engines", "volumes"}},
-		{Verbs: []string{"patch"}, APIGroups: []string{Group}, Resources: []string{"volumes/status"}},
-		{Verbs: []string{"delete"}, APIGroups: []string{Group}, Resources: []string{"engines"}, ResourceNames: []string{"vol-e-9"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := cl.Namespace()
-	eng := dyn.Resource(GVR("Engine")).Namespace(ns)
-	vol := dyn.Resource(GVR("Volume")).Namespace(ns)
-
-	if _, err := eng.Get(ctx, "vol-e-0", metav1.GetOptions{}); err != nil {
-		t.Errorf("allowed get: %v", err)
-	}
-	if _, err := eng.List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("allowed list: %v", err)
-	}
-	if _, err := vol.Patch(ctx, "vol", types.MergePatchType, []byte(`{"status":{"state":"attached"}}`), metav1.PatchOptions{}, "status"); err != nil {
-		t.Errorf("allowed status patch: %v", err)
-	}
-
-	err = eng.Delete(ctx, "vol-e-0", metav1.DeleteOptions{})
-	if !apierrors.IsForbidden(err) {
-		t.Fatalf("delete outside rules: got %v, want 403", err)
-	}
-	wantMsg := `User "reader" cannot delete resource "engines" in API group "longhorn.io" in the namespace "longhorn-system"`
-	if !strings.Contains(err.Error(), wantMsg) {
-		t.Errorf("message %q does not contain %q", err.Error(), wantMsg)
-	}
-	if _, err := vol.Patch(ctx, "vol", types.MergePatchType, []byte(`{"spec":{"nodeID":"x"}}`), metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("main-resource patch with only volumes/status allowed: got %v, want 403", err)
-	}
-	if _, err := dyn.Resource(GVR("Replica")).Namespace(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("list replicas: got %v, want 403", err)
-	}
-	if _, err := dyn.Resource(GVR("Engine")).Namespace("other").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("list in another namespace: got %v, want 403", err)
-	}
-	if _, err := dyn.Resource(GVR("Engine")).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("list in all namespaces: got %v, want 403", err)
-	}
-	if err := eng.Delete(ctx, "vol-e-9", metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("delete of a resourceNames-allowed name: got %v, want 404 (allowed, absent)", err)
-	}
-	// Discovery is open to every authenticated user, as in a real cluster.
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dc.ServerResourcesForGroupVersion(Group + "/" + Version); err != nil {
-		t.Errorf("discovery as reader: %v", err)
-	}
-
-	// Cluster-wide rules allow listing across namespaces.
-	if _, err := cl.AddClusterUser("auditor", []rbacv1.PolicyRule{{Verbs: []string{"list"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}); err != nil {
-		t.Fatal(err)
-	}
-	acfg, err := cl.UserRESTConfig("auditor")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adyn, _ := dynamic.NewForConfig(acfg)
-	if _, err := adyn.Resource(GVR("Engine")).List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("cluster-wide list: %v", err)
-	}
-	if _, err := adyn.Resource(GVR("Engine")).Namespace(ns).Get(ctx, "vol-e-0", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("get with only list allowed: got %v, want 403", err)
-	}
-
-	// An unknown token is not a user at all.
-	bad := cl.RESTConfig()
-	bad.BearerToken = "nope"
-	bdyn, _ := dynamic.NewForConfig(bad)
-	if _, err := bdyn.Resource(GVR("Engine")).Namespace(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
-		t.Errorf("unknown token: got %v, want 401", err)
-	}
-}
-
-// TestSecondClusterMissingCRDs starts a second server in the same process
-// without CRDs, which is also what "Longhorn not installed" looks like.
 func TestSecondClusterMissingCRDs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

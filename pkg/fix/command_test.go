@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -379,34 +378,8 @@ func TestFixBadInput(t *testing.T) {
 	assertUnchanged(t, before, versions(t, ctx))
 }
 
-func TestFixForbidden(t *testing.T) {
-	ctx := reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
-	before := versions(t, ctx)
-	readOnly, err := cluster.AddUser("fix-reader", []rbacv1.PolicyRule{{APIGroups: []string{"longhorn.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "backup")
-	res := clitest.Run(ctx, readOnly, withTimeout([]string{"fix", "vol", "--yes", "--backup-dir", dir})...)
-	t.Log(res)
-	if res.Code != fix.ExitNotDone {
-		t.Errorf("exit %d", res.Code)
-	}
-	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: forbidden: cannot patch replicas.longhorn.io in namespace "longhorn-system"`)
-	contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "error=")
-	assertUnchanged(t, before, versions(t, ctx))
-
-	nobody, err := cluster.AddUser("fix-nobody", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = clitest.Run(ctx, nobody, "fix", "vol", "--yes", "--backup-dir", dir)
-	t.Log(res)
-	if res.Code != fix.ExitNoCheck || !strings.Contains(res.Stderr, "error: forbidden: cannot get volumes.longhorn.io") {
-		t.Errorf("no rights: %s", res)
-	}
-}
+// TestFixForbidden (a read-only user, a user with no rights) runs on
+// Kubernetes' own RBAC in internal/e2e.
 
 func TestFixMissingCRDs(t *testing.T) {
 	ctx := reset(t)

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
@@ -51,41 +49,9 @@ func TestScanUnreachableServerExitsTwo(t *testing.T) {
 	oneErrorLine(t, res, 2, "cannot reach the Kubernetes API server")
 }
 
-func TestScanForbiddenNamesVerbAndResource(t *testing.T) {
-	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1"))); err != nil {
-		t.Fatal(err)
-	}
-	// May read volumes and settings but not engines.
-	kc, err := cluster.AddUser("scan-no-engines", []rbacv1.PolicyRule{{
-		APIGroups: []string{"longhorn.io"}, Resources: []string{"volumes", "settings", "replicas"}, Verbs: []string{"get", "list"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := clitest.Run(ctx, kc, "scan")
-	oneErrorLine(t, res, 2, `forbidden: cannot list engines.longhorn.io in namespace "longhorn-system"`)
-}
-
-func TestScanWithoutInstanceManagerRightsStillScans(t *testing.T) {
-	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.TwoActiveEngines("v1.4.3", "vol-1"))); err != nil {
-		t.Fatal(err)
-	}
-	kc, err := cluster.AddUser("scan-minimal", []rbacv1.PolicyRule{{
-		APIGroups: []string{"longhorn.io"}, Resources: []string{"volumes", "settings", "replicas", "engines", "volumeattachments"}, Verbs: []string{"get", "list"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := clitest.Run(ctx, kc, "scan", "-o", "name")
-	if res.Code != 1 || res.Stdout != "volume.longhorn.io/vol-1\n" {
-		t.Fatalf("want the finding and exit 1:\n%s", res)
-	}
-	if !strings.Contains(res.Stderr, "warning: instance managers not read") {
-		t.Errorf("want a warning about instance managers:\n%s", res)
-	}
-}
+// Forbidden reads (a required one, and the optional instance managers) are
+// tested on Kubernetes' own RBAC: internal/e2e (TestDocumentedRBAC,
+// TestScanWithoutInstanceManagerRights).
 
 func TestScanWithoutLonghornCRDsExitsTwo(t *testing.T) {
 	ctx := context.Background()
