@@ -100,6 +100,11 @@ func (s *Server) Reset(ctx context.Context) error {
 			if !testOwned(item.GetNamespace(), item.GetName()) {
 				continue
 			}
+			// PVCs carry kubernetes.io/pvc-protection, which no controller
+			// removes here.
+			if len(item.GetFinalizers()) > 0 {
+				_, _ = s.dyn.Resource(gvr).Namespace(item.GetNamespace()).Patch(ctx, item.GetName(), types.MergePatchType, unfinalize, metav1.PatchOptions{})
+			}
 			err := s.dyn.Resource(gvr).Namespace(item.GetNamespace()).Delete(ctx, item.GetName(), metav1.DeleteOptions{GracePeriodSeconds: &now})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("kubeserver: reset: delete %s %s/%s: %w", gvr.Resource, item.GetNamespace(), item.GetName(), err)
