@@ -33,10 +33,14 @@ func placement(w *longhorn.Workloads, v *longhorn.Volume) *WorkloadPlacement {
 }
 
 // podsNotRead says why the pods of v's PVC namespace were not read, "" when
-// they were (or when Longhorn knows no PVC, so no pod can be matched).
+// they were, or when Longhorn records no PVC namespace: pods are matched in
+// that namespace only, so there is nothing to read (and a named-volume read
+// reads none).
 func podsNotRead(w *longhorn.Workloads, v *longhorn.Volume) string {
 	ns := v.Status.KubernetesStatus.Namespace
 	switch {
+	case ns == "":
+		return ""
 	case !w.PodsRead.Read:
 		return noteOf(w.PodsRead, "pods not read")
 	case ns != "" && !w.PodsReadIn(ns):
@@ -98,7 +102,10 @@ func (cs *checks) workloadOnCurrentNode(st *longhorn.State, v *longhorn.Volume) 
 				failures = append(failures, fmt.Sprintf("pod %s/%s runs on %s, not on the current node %s", p.Namespace, p.Name, p.NodeName, orNone(cur)))
 			}
 		}
-		if len(live) == 0 {
+		switch {
+		case v.Status.KubernetesStatus.Namespace == "":
+			observed = append(observed, "no PVC in status.kubernetesStatus, no pod to match")
+		case len(live) == 0:
 			observed = append(observed, "no running pod uses it")
 		}
 	}
