@@ -344,6 +344,9 @@ func (r *bundleReader) readWorkloads(cat *catalog, vols []longhorn.Volume) longh
 		w.PodsRead = longhorn.ReadStatus{Failed: true, Note: strings.Join(failed, ", ") + " not read completely"}
 		w.PodNamespaces = nil
 	}
+	if !w.CSIRead.Read {
+		w.CSIRead.Hint = "check the volume's CSI attachment by hand"
+	}
 	if csiFailed {
 		w.CSIRead = longhorn.ReadStatus{Failed: true, Note: cat.csiFile + " not read completely"}
 	}

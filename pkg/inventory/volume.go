@@ -20,8 +20,13 @@ import (
 // and for the re-reads before and after a write: a GET of the volume, its
 // engines and replicas by the longhornvolume label (as longhorn-manager
 // lists them), a GET of its VolumeAttachment (named after the volume, 1.5+)
-// and the version setting. The request count does not depend on the size of
-// the cluster.
+// and the version setting; then, for where the workload runs, a list of the
+// storage.k8s.io VolumeAttachments and one of the pods of the PVC's
+// namespace (State.Workloads). The request count does not depend on the
+// size of the cluster, except that a cluster with more than 500
+// storage.k8s.io VolumeAttachments (about one per attached volume of any
+// driver) takes one more page per 500 (they are cluster-scoped and cannot
+// be selected by PV).
 type VolumeRead struct {
 	// State is the same typed state a namespace read gives, restricted to
 	// this volume: engines oldest first, replicas in name order.
