@@ -250,3 +250,68 @@ func grants(rules []rbacv1.PolicyRule) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// The optional ClusterRole of docs/rbac.md lets scan list the storage
+// VolumeAttachments (the test server then answers 404, not served); without
+// it the read is forbidden. Either way scan works, no warning, and the JSON
+// says the workload check was not done and why.
+func TestDocumentedWorkloadsRole(t *testing.T) {
+	roles := documentedRoles(t)
+	scanRole, workloads := roles["longhorn-engines-scan"], roles["longhorn-engines-workloads"]
+	if len(workloads) == 0 {
+		t.Fatal("docs/rbac.md has no longhorn-engines-workloads ClusterRole")
+	}
+	for _, tc := range []struct {
+		name, kubeconfig, note string
+	}{
+		{"without", "", "not checked: cannot list volumeattachments.storage.k8s.io (forbidden); grant the optional ClusterRole longhorn-engines-workloads"},
+		{"with", "cluster", "not checked: volumeattachments.storage.k8s.io are not served by this API server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := begin(t)
+			create(ctx, t, fixture.TwoActiveEngines("v1.4.3", stuckVolume))
+			kc := userWith(t, scanRole)
+			if tc.kubeconfig == "cluster" {
+				kc = clusterUserWith(t, scanRole, workloads)
+			}
+			r := kubectlAs(ctx, t, kc, "longhorn-engines", "scan", "-o", "json")
+			if r.Code != 1 || strings.Contains(strings.ToLower(r.Stderr), "warning") {
+				t.Fatalf("want exit 1 and no warning:\n%v", r)
+			}
+			var rep struct {
+				Findings []struct {
+					Preconditions []struct {
+						Name       string `json:"name"`
+						OK         bool   `json:"ok"`
+						NotChecked bool   `json:"notChecked"`
+						Detail     string `json:"detail"`
+					} `json:"preconditions"`
+					Evidence struct {
+						Workload struct {
+							CSIAttachmentsNotChecked string `json:"csiAttachmentsNotChecked"`
+						} `json:"workload"`
+					} `json:"evidence"`
+				} `json:"findings"`
+			}
+			if err := yaml.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Findings) != 1 {
+				t.Fatalf("report: %v\n%s", err, r.Stdout)
+			}
+			f := rep.Findings[0]
+			if !strings.HasPrefix(f.Evidence.Workload.CSIAttachmentsNotChecked, tc.note) {
+				t.Errorf("csiAttachmentsNotChecked %q, want it to start %q", f.Evidence.Workload.CSIAttachmentsNotChecked, tc.note)
+			}
+			found := false
+			for _, c := range f.Preconditions {
+				if c.Name == "the workload runs on the current node" {
+					found = true
+					if !c.OK || !c.NotChecked || !strings.HasPrefix(c.Detail, tc.note) {
+						t.Errorf("check %+v", c)
+					}
+				}
+			}
+			if !found {
+				t.Error("no workload check")
+			}
+		})
+	}
+}

@@ -56,6 +56,10 @@ const (
 	// ResetAfter forwards the request, reads the server's answer, then
 	// drops the connection: the write happened, the client never heard.
 	ResetAfter Fault = "reset-after"
+	// Respond answers 200 with the rule's Body (JSON) without forwarding:
+	// it serves objects the API server does not have (the test API server
+	// serves no pods).
+	Respond Fault = "respond"
 )
 
 // Rule matches requests and says what to do with them. Empty fields match
@@ -77,6 +81,8 @@ type Rule struct {
 	RetryAfter int
 	// Delay is Slow's wait and Timeout's longest hold.
 	Delay time.Duration
+	// Body is Respond's answer.
+	Body []byte
 
 	matched int
 }
@@ -313,6 +319,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.rp.ServeHTTP(sw, r)
 		req.Forwarded, req.Status = true, sw.code()
 		p.record(req)
+	case Respond:
+		req.Status = http.StatusOK
+		p.record(req)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(rule.Body)
 	case Timeout:
 		p.record(req)
 		hold(r.Context(), rule.Delay)

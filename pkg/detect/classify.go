@@ -25,7 +25,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	}
 
 	f := Finding{Volume: v.Name, Stale: []string{}, Action: ActionNone}
-	f.Evidence = evidence(v, engines, replicas, idx.vas[v.Name])
+	f.Evidence = evidence(st, v, engines, replicas, idx.vas[v.Name])
 
 	switch {
 	case len(active) >= 2:
@@ -194,6 +194,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	add(CheckEngineOnCurrentNode, e.Spec.NodeID == cur,
 		fmt.Sprintf("%s is on %q, not on the current node %q", e.Name, e.Spec.NodeID, cur),
 		fmt.Sprintf("%s on %q", e.Name, e.Spec.NodeID))
+	cs.workloadOnCurrentNode(st, v)
 	usable, blocked := 0, ""
 	for _, r := range sortedReplicas(replicas) {
 		if !dangling(r, have) {
@@ -266,6 +267,14 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	switch {
 	case v.DataEngineName() == longhorn.DataEngineV2 && st.Version.V2Switchover():
 		f.Reason = bug + "; this is a v2 volume on Longhorn " + st.Version.String() + " (engine switchover variant, longhorn#13951): report it to Longhorn, no automatic fix"
+		return
+	}
+	if m := vmMigrationFailure(f.Preconditions); m != "" {
+		// Two active engines while KubeVirt moves the VM: the migration may
+		// still confirm or roll back. Not a repair, and not a critical
+		// alarm: a warning to look again once it has finished.
+		f.Severity = SeverityWarning
+		f.Reason = m + ", then scan again; " + bug
 		return
 	}
 	if why := notRepairedOn(st.Version, v); why != "" {
@@ -443,6 +452,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 		failure = "no stale engine is identified"
 	}
 	add(CheckStaleElsewhere, staleOK, failure, strings.Join(detail, ", "))
+	cs.workloadOnCurrentNode(st, v)
 
 	rw := 0
 	if survivor != nil {

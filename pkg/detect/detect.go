@@ -99,7 +99,7 @@ func Describe(st *longhorn.State, name string, opts Options) (ev Evidence, f Fin
 		if f, found := classifyVolume(st, idx, v, opts); found {
 			return f.Evidence, f, true, true
 		}
-		return evidence(v, idx.engines[name], idx.replicas[name], idx.vas[name]), Finding{}, false, true
+		return evidence(st, v, idx.engines[name], idx.replicas[name], idx.vas[name]), Finding{}, false, true
 	}
 	return Evidence{}, Finding{}, false, false
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-func evidence(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, va *longhorn.VolumeAttachment) Evidence {
+func evidence(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, va *longhorn.VolumeAttachment) Evidence {
 	ev := Evidence{
 		VolumeState:            v.Status.State,
 		Robustness:             v.Status.Robustness,
@@ -61,6 +61,7 @@ func evidence(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longho
 		}
 		ev.Kubernetes = k
 	}
+	ev.Workload = placement(&st.Workloads, v)
 	if va != nil {
 		for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
 			t := va.Spec.AttachmentTickets[id]

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // Type names the state a volume (or an orphan object) is in.
@@ -120,6 +122,10 @@ type Check struct {
 	// Failure, set only when the check failed, reads as what is wrong and
 	// why it stops a repair.
 	Failure string `json:"failure,omitempty"`
+	// NotChecked is true when the check passed only because what it needs
+	// was not read (pods or CSI attachments: no permission, not served, not
+	// in the bundle); Detail then starts with "not checked: ".
+	NotChecked bool `json:"notChecked,omitempty"`
 }
 
 // The names of the §8.4 preconditions, in the order they are checked.
@@ -138,6 +144,10 @@ const (
 	// for a volume whose stale engine was deleted by hand
 	CheckEngineOnCurrentNode = "the engine is on the current node"
 	CheckRepointUsable       = "replicas to repoint are usable"
+	// CheckWorkloadOnCurrentNode: the pods using the volume and its CSI
+	// attachment are on status.currentNodeID, so the engine kept there is
+	// the one serving the workload's I/O.
+	CheckWorkloadOnCurrentNode = "the workload runs on the current node"
 )
 
 // FirstFailed is the check that refused a repair, nil when all passed.
@@ -162,6 +172,9 @@ type Evidence struct {
 	Tickets  []TicketEvidence  `json:"attachmentTickets,omitempty"`
 	// Kubernetes is volume.status.kubernetesStatus: who uses the volume.
 	Kubernetes *KubernetesEvidence `json:"kubernetes,omitempty"`
+	// Workload is where the volume's workload runs, read from Kubernetes
+	// itself (pods and storage.k8s.io VolumeAttachments).
+	Workload *WorkloadPlacement `json:"workload,omitempty"`
 	// Logs is filled by offline analysis when manager logs show the BUG error.
 	Logs *LogEvidence `json:"logs,omitempty"`
 }
@@ -215,6 +228,74 @@ type WorkloadEvidence struct {
 	PodName      string `json:"podName,omitempty"`
 	WorkloadName string `json:"workloadName,omitempty"`
 	WorkloadType string `json:"workloadType,omitempty"`
+}
+
+// WorkloadPlacement is where the workload using a volume runs: its pods
+// and Longhorn's CSI attachments of its PV. A *NotChecked field is set
+// (to "not checked: <why>") when that kind of object was not read.
+type WorkloadPlacement struct {
+	Pods                     []PodEvidence           `json:"pods"`
+	PodsNotChecked           string                  `json:"podsNotChecked,omitempty"`
+	CSIAttachments           []CSIAttachmentEvidence `json:"csiAttachments"`
+	CSIAttachmentsNotChecked string                  `json:"csiAttachmentsNotChecked,omitempty"`
+}
+
+// PodEvidence is one pod using the volume.
+type PodEvidence struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Node      string `json:"node"`
+	Phase     string `json:"phase"`
+	// VMI is the KubeVirt VirtualMachineInstance of a virt-launcher pod.
+	VMI string `json:"vmi,omitempty"`
+}
+
+// CSIAttachmentEvidence is one storage.k8s.io VolumeAttachment of the
+// volume's PV by Longhorn's CSI driver.
+type CSIAttachmentEvidence struct {
+	Name     string `json:"name"`
+	Node     string `json:"node"`
+	Attached bool   `json:"attached"`
+}
+
+// PodNodes are the nodes of the pods that have not finished, in order, once each.
+func (w *WorkloadPlacement) PodNodes() []string {
+	if w == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range w.Pods {
+		if p.Phase != longhorn.PodSucceeded && p.Phase != longhorn.PodFailed {
+			out = appendOnce(out, p.Node)
+		}
+	}
+	return out
+}
+
+// CSINodes are the nodes of the attached CSI attachments, once each.
+func (w *WorkloadPlacement) CSINodes() []string {
+	if w == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range w.CSIAttachments {
+		if a.Attached {
+			out = appendOnce(out, a.Node)
+		}
+	}
+	return out
+}
+
+func appendOnce(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 // WorkloadTypeVMI is the owner of a Harvester (KubeVirt) VM's pod.

@@ -55,7 +55,7 @@ func AttachLogs(st *longhorn.State, res *Result, logs map[string]LogEvidence, op
 			if idx == nil {
 				idx = newIndex(st)
 			}
-			f.Evidence = evidence(v, idx.engines[vol], idx.replicas[vol], idx.vas[vol])
+			f.Evidence = evidence(st, v, idx.engines[vol], idx.replicas[vol], idx.vas[vol])
 			where = "but its objects show no second active engine: the state changed between those lines and the snapshot (a repair, or a finished confirm); check the live volume"
 			res.Healthy--
 		} else {

@@ -78,6 +78,11 @@ func decode(u *unstructured.Unstructured, into any) error {
 func (g *Guard) stateFor(vol string, now time.Time) (st *longhorn.State, found bool, err error) {
 	st = &longhorn.State{Namespace: g.ns, Now: now}
 	st.Version, st.VersionSource = g.version()
+	// The guard watches Longhorn's objects only: where the workload runs is
+	// checked on the fresh read before each repair (fix's Plan and its
+	// re-check read pods and CSI attachments), not from the caches.
+	notWatched := longhorn.ReadStatus{Note: "the guard does not watch pods and CSI attachments", Hint: "checked on the fresh read before a repair"}
+	st.Workloads.PodsRead, st.Workloads.CSIRead = notWatched, notWatched
 	obj, ok, err := g.informer(longhorn.Volumes).GetStore().GetByKey(g.ns + "/" + vol)
 	if err != nil || !ok {
 		return st, false, err

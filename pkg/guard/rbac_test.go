@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -55,7 +57,11 @@ func manifest(t *testing.T, file string) map[string][]byte {
 		if _, dup := docs[head.Kind]; dup {
 			t.Fatalf("%s: two %s objects", file, head.Kind)
 		}
-		if head.Metadata.Namespace != longhorn.DefaultNamespace {
+		if clusterScoped[head.Kind] {
+			if head.Metadata.Namespace != "" {
+				t.Errorf("%s: %s has a namespace", file, head.Kind)
+			}
+		} else if head.Metadata.Namespace != longhorn.DefaultNamespace {
 			t.Errorf("%s: %s in namespace %q, want %s", file, head.Kind, head.Metadata.Namespace, longhorn.DefaultNamespace)
 		}
 		docs[head.Kind] = []byte(doc)
@@ -63,9 +69,13 @@ func manifest(t *testing.T, file string) map[string][]byte {
 	return docs
 }
 
+var clusterScoped = map[string]bool{"ClusterRole": true, "ClusterRoleBinding": true}
+
 // roleRules returns the Role of a deploy/ RBAC file after checking that the
 // file is a ServiceAccount, a namespaced Role and a RoleBinding of one to
-// the other, with no cluster-wide object and no wildcard.
+// the other, no wildcard, and as the one cluster-wide object the optional
+// read-only ClusterRole longhorn-engines-workloads bound to the same
+// ServiceAccount.
 func roleRules(t *testing.T, file string) []rbacv1.PolicyRule {
 	t.Helper()
 	docs := manifest(t, file)
@@ -74,9 +84,10 @@ func roleRules(t *testing.T, file string) []rbacv1.PolicyRule {
 		kinds = append(kinds, k)
 	}
 	slices.Sort(kinds)
-	if strings.Join(kinds, ",") != "Role,RoleBinding,ServiceAccount" {
-		t.Fatalf("%s holds %v, want exactly a ServiceAccount, a Role and a RoleBinding", file, kinds)
+	if strings.Join(kinds, ",") != "ClusterRole,ClusterRoleBinding,Role,RoleBinding,ServiceAccount" {
+		t.Fatalf("%s holds %v, want exactly a ServiceAccount, a Role, a RoleBinding and the workloads ClusterRole and its binding", file, kinds)
 	}
+	checkWorkloadsClusterRole(t, file, docs)
 	var role rbacv1.Role
 	var rb rbacv1.RoleBinding
 	var sa struct {
@@ -438,4 +449,35 @@ func TestGuardSurvivesAPIServerRestart(t *testing.T) {
 		}
 	}
 	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-restart" MultipleActiveEngines`, `volume.longhorn.io "vol-restart" repaired`)
+}
+
+// checkWorkloadsClusterRole: exactly list on core pods and on
+// storage.k8s.io volumeattachments, bound to the file's ServiceAccount.
+func checkWorkloadsClusterRole(t *testing.T, file string, docs map[string][]byte) {
+	t.Helper()
+	var cr rbacv1.ClusterRole
+	var crb rbacv1.ClusterRoleBinding
+	var sa struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	if err := yaml.UnmarshalStrict(docs["ClusterRole"], &cr); err != nil {
+		t.Fatalf("%s: ClusterRole: %v", file, err)
+	}
+	if err := yaml.UnmarshalStrict(docs["ClusterRoleBinding"], &crb); err != nil {
+		t.Fatalf("%s: ClusterRoleBinding: %v", file, err)
+	}
+	if err := yaml.Unmarshal(docs["ServiceAccount"], &sa); err != nil {
+		t.Fatal(err)
+	}
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"volumeattachments"}, Verbs: []string{"list"}},
+	}
+	if cr.Name != inventory.WorkloadsClusterRole || !reflect.DeepEqual(cr.Rules, want) {
+		t.Errorf("%s: ClusterRole %s rules %+v, want %s with %+v", file, cr.Name, cr.Rules, inventory.WorkloadsClusterRole, want)
+	}
+	if crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != cr.Name || len(crb.Subjects) != 1 ||
+		crb.Subjects[0].Kind != "ServiceAccount" || crb.Subjects[0].Name != sa.Metadata.Name || crb.Subjects[0].Namespace != longhorn.DefaultNamespace {
+		t.Errorf("%s: the ClusterRoleBinding does not bind %s to ServiceAccount %s: %+v", file, cr.Name, sa.Metadata.Name, crb)
+	}
 }

@@ -31,6 +31,7 @@ import (
 // Only the files named here are opened.
 
 const (
+	layoutCluster    = "yamls/cluster/"
 	layoutNamespaced = "yamls/namespaced/"
 	layout13         = "yamls/longhorn/"
 	managerLogPrefix = "longhorn-manager-"
@@ -102,6 +103,15 @@ type catalog struct {
 	objects13 map[string]string
 	metadata  string
 	names     []string
+	// podFiles[ns] = yamls/namespaced/<ns>/v1/pods.yaml; coreNamespaces
+	// are the namespaces with any yamls/namespaced/<ns>/v1/ file (the kit
+	// collected them; a resource with no objects gets no file).
+	podFiles       map[string]string
+	coreNamespaces map[string]bool
+	// csiFile is yamls/cluster/storage.k8s.io/v1/volumeattachments.yaml;
+	// storageGroup is true when the bundle has any yamls/cluster/storage.k8s.io/ file.
+	csiFile      string
+	storageGroup bool
 }
 
 func loadBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptions) (*Offline, error) {
@@ -157,6 +167,7 @@ func loadBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptio
 
 	st, setting, _ := c.stateFor(ns)
 	st.InstanceManagersRead = !r.imsIncomplete
+	st.Workloads = r.readWorkloads(cat, st.Volumes)
 	applyVersion(st, setting, "the bundle")
 	if !st.Version.Known() && meta.version != "" {
 		if v, err := longhorn.ParseVersion(meta.version); err == nil {
@@ -242,7 +253,8 @@ func noBundleError(path string, names []string) error {
 }
 
 func catalogue(names []string, root string) *catalog {
-	cat := &catalog{root: root, objects: map[string]map[string]map[string]string{}, objects13: map[string]string{}}
+	cat := &catalog{root: root, objects: map[string]map[string]map[string]string{}, objects13: map[string]string{},
+		podFiles: map[string]string{}, coreNamespaces: map[string]bool{}}
 	for _, n := range names {
 		if !strings.HasPrefix(n, root) {
 			continue
@@ -252,6 +264,18 @@ func catalogue(names []string, root string) *catalog {
 		switch {
 		case rel == "metadata.yaml":
 			cat.metadata = n
+		case strings.HasPrefix(rel, layoutCluster+"storage.k8s.io/"):
+			cat.storageGroup = true
+			if rel == layoutCluster+"storage.k8s.io/v1/volumeattachments.yaml" {
+				cat.csiFile = n
+			}
+		case strings.HasPrefix(rel, layoutNamespaced) && isCoreFile(rel[len(layoutNamespaced):]):
+			// <ns>/v1/<plural>.yaml
+			parts := strings.Split(rel[len(layoutNamespaced):], "/")
+			cat.coreNamespaces[parts[0]] = true
+			if parts[2] == "pods.yaml" {
+				cat.podFiles[parts[0]] = n
+			}
 		case strings.HasPrefix(rel, layoutNamespaced):
 			// <ns>/longhorn.io/<version>/<plural>.yaml
 			parts := strings.Split(rel[len(layoutNamespaced):], "/")
@@ -281,6 +305,52 @@ func catalogue(names []string, root string) *catalog {
 	}
 	sort.Strings(cat.names)
 	return cat
+}
+
+// isCoreFile: <ns>/v1/<plural>.yaml, a core/v1 file of one namespace.
+func isCoreFile(rel string) bool {
+	parts := strings.Split(rel, "/")
+	return len(parts) == 3 && parts[1] == "v1" && strings.HasSuffix(parts[2], ".yaml")
+}
+
+// readWorkloads reads the pods of the namespaces the volumes' PVCs are in
+// (kubernetesStatus.namespace; only those files are opened) and the CSI
+// attachments, as far as the bundle has them. A namespace is read when the
+// kit collected it (any yamls/namespaced/<ns>/v1/ file: a namespace without
+// pods has no pods.yaml). A file read only in part makes its kind Failed:
+// a repair is then refused rather than judged on part of the pods.
+func (r *bundleReader) readWorkloads(cat *catalog, vols []longhorn.Volume) longhorn.Workloads {
+	var failed []string
+	nss := map[string]bool{}
+	for i := range vols {
+		ns := vols[i].Status.KubernetesStatus.Namespace
+		if ns == "" || !cat.coreNamespaces[ns] || nss[ns] {
+			continue
+		}
+		nss[ns] = true
+		if f, ok := cat.podFiles[ns]; ok && !r.readFile(f, "Pod", ns, false) {
+			failed = append(failed, f)
+		}
+	}
+	csiFailed := cat.csiFile != "" && !r.readFile(cat.csiFile, "VolumeAttachment", "", false)
+	w := r.c.workloads(nss, cat.storageGroup, "in the bundle")
+	const kit = "not in the bundle (support-bundle-kit collects the pods of default, kube-system, cattle-system and the Longhorn namespace)"
+	if len(cat.coreNamespaces) > 0 {
+		w.PodsRead, w.PodNamespaces, w.PodNamespacesNote = longhorn.ReadStatus{Read: true}, nss, kit
+	} else {
+		w.PodsRead, w.PodNamespaces = longhorn.ReadStatus{Note: "pods not in the bundle", Hint: "check the workload's node by hand"}, nil
+	}
+	if len(failed) > 0 {
+		w.PodsRead = longhorn.ReadStatus{Failed: true, Note: strings.Join(failed, ", ") + " not read completely"}
+		w.PodNamespaces = nil
+	}
+	if !w.CSIRead.Read {
+		w.CSIRead.Hint = "check the volume's CSI attachment by hand"
+	}
+	if csiFailed {
+		w.CSIRead = longhorn.ReadStatus{Failed: true, Note: cat.csiFile + " not read completely"}
+	}
+	return w
 }
 
 func versionDirError(cat *catalog, ns string) error {

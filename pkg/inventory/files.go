@@ -39,7 +39,7 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 		if name == Stdin {
 			display, useNow = "stdin", true
 		}
-		before := c.objects
+		before, beforeW := c.objects, c.workloadObjects
 		probs, rerr := readInput(ctx, name, stdin, c, o.maxFileBytes(), func(mod time.Time) { newest = latest(newest, mod) })
 		var pe *fs.PathError
 		if errors.As(rerr, &pe) && pe.Op == "open" {
@@ -59,7 +59,7 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 		if probs.total > 0 {
 			incomplete = append(incomplete, display)
 		}
-		if c.objects == before && probs.total == 0 && rerr == nil {
+		if c.objects == before && c.workloadObjects == beforeW && probs.total == 0 && rerr == nil {
 			warnf("%s: no Longhorn objects (%s kinds %s)", display, "longhorn.io/v1beta2", kindList())
 		}
 	}
@@ -75,6 +75,9 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 	}
 	st, setting, ims := c.stateFor(ns)
 	st.InstanceManagersRead = ims
+	// Pods are known for the namespaces they were given in; CSI
+	// attachments when any was given.
+	st.Workloads = c.workloads(nil, false, "in the files")
 	applyVersion(st, setting, "the files")
 	if !st.Version.Known() {
 		warnf("Longhorn version unknown (%s): findings are reported, no repair is proposed; add the output of `kubectl get settings.longhorn.io %s -n %s -o yaml`",

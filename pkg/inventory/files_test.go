@@ -158,8 +158,10 @@ func TestLoadFilesProblems(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"kind":"Engine","metadata":{"name":"x"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pods := filepath.Join(dir, "pods.yaml")
-	if err := os.WriteFile(pods, []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"), 0o644); err != nil {
+	// Pods are read (where workloads run), so the file with nothing the
+	// plugin reads holds a ConfigMap.
+	pods := filepath.Join(dir, "configmaps.yaml")
+	if err := os.WriteFile(pods, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	typed := filepath.Join(dir, "typed.yaml")
@@ -177,7 +179,7 @@ func TestLoadFilesProblems(t *testing.T) {
 		t.Fatalf("%v\n%s", err, w)
 	}
 	w.has(t, "bad.json", "JSON does not parse")
-	w.has(t, "pods.yaml", "no Longhorn objects")
+	w.has(t, "configmaps.yaml", "no Longhorn objects")
 	w.has(t, "typed.yaml", "2 parts could not be read", `Engine "e-bad"`)
 	w.has(t, "old.yaml", `Volume "old" is longhorn.io/v1beta1: only longhorn.io/v1beta2 is read`)
 	w.has(t, "missing.yaml", "no such file")

@@ -39,6 +39,9 @@ func sequentialLoad(ctx context.Context, c *inventory.Client, ns string, pageSiz
 	if ims, err := sequentialList[longhorn.InstanceManager](ctx, c, longhorn.InstanceManagers, ns, pageSize); err == nil {
 		st.InstanceManagers, st.InstanceManagersRead = ims, true
 	}
+	// Pods and CSI attachments came later; read one after the other too.
+	st.Workloads.Pods, st.Workloads.PodsRead, _ = inventory.ReadPods(ctx, c.Dynamic, "")
+	st.Workloads.CSIAttachments, st.Workloads.CSIRead, _ = inventory.ReadCSIAttachments(ctx, c.Dynamic)
 	return st, nil
 }
 

@@ -90,6 +90,9 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 	run(func() {
 		ims, imErr = ListAll[longhorn.InstanceManager](ctx, c, longhorn.InstanceManagers, ns, "", o.PageSize)
 	})
+	// Pods and CSI attachments never fail the read: they degrade to "not
+	// checked" (or, on an unexpected error, to a refused repair).
+	run(func() { st.Workloads = readAllWorkloads(ctx, c.Dynamic) })
 	wg.Wait()
 
 	switch {
@@ -129,6 +132,7 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 	} else {
 		warnf("instance managers not read, orphan engine processes not checked: %v", imErr)
 	}
+	WarnWorkloads(&st.Workloads, warnf)
 	if want != nil {
 		st.Engines = filterByVolume(st.Engines, want)
 		st.Replicas = filterByVolume(st.Replicas, want)
@@ -149,6 +153,7 @@ func loadNamed(ctx context.Context, c *Client, o LoadOptions, warnf func(string,
 	if !st.Version.Known() {
 		warnf("Longhorn version unknown (%s): findings are reported, no repair is proposed", st.VersionSource)
 	}
+	WarnWorkloads(&st.Workloads, warnf)
 	return st, nil
 }
 

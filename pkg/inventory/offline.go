@@ -106,6 +106,14 @@ type collector struct {
 	spaces map[string]*nsObjects
 	// objects counts the Longhorn objects accepted.
 	objects int
+	// pods and csi are the core/v1 Pods and storage.k8s.io/v1
+	// VolumeAttachments given, by namespace/name and name (a later copy
+	// replaces an earlier one); podNamespaces are the namespaces of pods.
+	pods          map[string]longhorn.Pod
+	csi           map[string]longhorn.CSIAttachment
+	podNamespaces map[string]bool
+	// workloadObjects counts the Pods and CSI attachments accepted.
+	workloadObjects int
 }
 
 type nsObjects struct {
@@ -116,7 +124,74 @@ type nsObjects struct {
 	settings int
 }
 
-func newCollector() *collector { return &collector{spaces: map[string]*nsObjects{}} }
+func newCollector() *collector {
+	return &collector{spaces: map[string]*nsObjects{}, pods: map[string]longhorn.Pod{}, csi: map[string]longhorn.CSIAttachment{}, podNamespaces: map[string]bool{}}
+}
+
+// addWorkload keeps a Pod (v1) or a storage.k8s.io/v1 VolumeAttachment;
+// ok is false for any other object.
+func (c *collector) addWorkload(obj map[string]any, kind, av, defaultNS string) (ok bool, err error) {
+	var w longhorn.Workloads
+	switch {
+	case kind == "Pod" && av == "v1":
+	case kind == "VolumeAttachment" && av == "storage.k8s.io/v1":
+	default:
+		return false, nil
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return true, err
+	}
+	if err := decodeWorkloadObject(raw, kind, &w); err != nil {
+		return true, fmt.Errorf("%s %s: %w", kind, objectName(obj), err)
+	}
+	for _, p := range w.Pods {
+		if p.Namespace == "" {
+			p.Namespace = defaultNS
+		}
+		if p.Name == "" {
+			return true, fmt.Errorf("%s: no metadata.name", kind)
+		}
+		c.pods[p.Namespace+"/"+p.Name] = p
+		c.podNamespaces[p.Namespace] = true
+	}
+	for _, a := range w.CSIAttachments {
+		if a.Name == "" {
+			return true, fmt.Errorf("%s: no metadata.name", kind)
+		}
+		c.csi[a.Name] = a
+	}
+	c.workloadObjects++
+	return true, nil
+}
+
+// workloads are the pods and CSI attachments collected, with read
+// statuses: pods of podNamespaces (nil: of every namespace that has pods)
+// and CSI attachments when csiRead; absent says where they were looked for
+// ("in the bundle", "in the files").
+func (c *collector) workloads(podNamespaces map[string]bool, csiRead bool, absent string) longhorn.Workloads {
+	var w longhorn.Workloads
+	if podNamespaces == nil {
+		podNamespaces = c.podNamespaces
+	}
+	if len(podNamespaces) > 0 {
+		w.PodsRead, w.PodNamespaces, w.PodNamespacesNote = longhorn.ReadStatus{Read: true}, podNamespaces, "not "+absent
+		for _, k := range sortedKeys(c.pods) {
+			w.Pods = append(w.Pods, c.pods[k])
+		}
+	} else {
+		w.PodsRead = longhorn.ReadStatus{Note: "pods not " + absent, Hint: "give the pods too (kubectl get pods -A -o yaml) to check where the workload runs"}
+	}
+	if csiRead || len(c.csi) > 0 {
+		w.CSIRead = longhorn.ReadStatus{Read: true}
+		for _, k := range sortedKeys(c.csi) {
+			w.CSIAttachments = append(w.CSIAttachments, c.csi[k])
+		}
+	} else {
+		w.CSIRead = longhorn.ReadStatus{Note: "volumeattachments.storage.k8s.io not " + absent, Hint: "give them too (kubectl get volumeattachments.storage.k8s.io -o yaml) to check where the volume is attached"}
+	}
+	return w
+}
 
 // errNotLonghorn marks an object of another API group: skipped silently.
 var errNotLonghorn = errors.New("not a Longhorn object")
@@ -130,6 +205,9 @@ func (c *collector) add(obj map[string]any, defaultKind, defaultNS string) error
 		kind = defaultKind
 	}
 	av, _ := obj["apiVersion"].(string)
+	if ok, err := c.addWorkload(obj, kind, av, defaultNS); ok {
+		return err
+	}
 	group, version, _ := strings.Cut(av, "/")
 	if av != "" && group != longhorn.Group {
 		return errNotLonghorn

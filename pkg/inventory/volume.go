@@ -20,8 +20,13 @@ import (
 // and for the re-reads before and after a write: a GET of the volume, its
 // engines and replicas by the longhornvolume label (as longhorn-manager
 // lists them), a GET of its VolumeAttachment (named after the volume, 1.5+)
-// and the version setting. The request count does not depend on the size of
-// the cluster.
+// and the version setting; then, for where the workload runs, a list of the
+// storage.k8s.io VolumeAttachments and one of the pods of the PVC's
+// namespace (State.Workloads). The request count does not depend on the
+// size of the cluster, except that a cluster with more than 500
+// storage.k8s.io VolumeAttachments (about one per attached volume of any
+// driver) takes one more page per 500 (they are cluster-scoped and cannot
+// be selected by PV).
 type VolumeRead struct {
 	// State is the same typed state a namespace read gives, restricted to
 	// this volume: engines oldest first, replicas in name order.
@@ -44,13 +49,13 @@ type RawObjects struct {
 
 // ReadVolume reads one volume and the version setting, all at once.
 func ReadVolume(ctx context.Context, c *Client, ns, vol string) (*VolumeRead, error) {
-	return readVolume(ctx, c, ns, vol, nil)
+	return readVolume(ctx, c, ns, vol, nil, true)
 }
 
 // ReadVolumeAt reads one volume of a Longhorn whose version is already known
 // (src says where it came from).
 func ReadVolumeAt(ctx context.Context, c *Client, ns, vol string, ver longhorn.Version, src string) (*VolumeRead, error) {
-	return readVolume(ctx, c, ns, vol, &knownVersion{ver, src})
+	return readVolume(ctx, c, ns, vol, &knownVersion{ver, src}, true)
 }
 
 type knownVersion struct {
@@ -63,7 +68,11 @@ type knownVersion struct {
 // before the version is known and dropped if this Longhorn has none (errors
 // included). Errors are reported in a fixed order: volume, version,
 // engines, replicas, attachment.
-func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVersion) (*VolumeRead, error) {
+//
+// With workloads, the storage.k8s.io VolumeAttachments are listed in that
+// round too, and the pods of the volume's PVC namespace once the volume is
+// read (a second round trip): two more requests, whatever the cluster.
+func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVersion, workloads bool) (*VolumeRead, error) {
 	st := &longhorn.State{Namespace: ns, Now: time.Now()}
 	out := &VolumeRead{State: st}
 	sel := labels.Set{longhorn.VolumeLabel: vol}.AsSelector().String()
@@ -73,6 +82,7 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		wg                                    sync.WaitGroup
 		volErr, verErr, engErr, repErr, vaErr error
 		engRaw, repRaw                        []json.RawMessage
+		csi                                   csiRead
 	)
 	run := func(f func()) {
 		wg.Add(1)
@@ -92,6 +102,9 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		run(func() {
 			out.Raw.VolumeAttachment, vaErr = c.REST.Get().Namespace(ns).Resource(longhorn.VolumeAttachments.Plural).Name(vol).DoRaw(ctx)
 		})
+	}
+	if workloads && c.Dynamic != nil {
+		run(func() { csi.run(ctx, c.Dynamic) })
 	}
 	wg.Wait()
 	if verErr == nil && st.Version.Known() && !st.Version.HasVolumeAttachments() {
@@ -117,6 +130,9 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		return nil, err
 	}
 	st.Volumes = []longhorn.Volume{v}
+	if workloads {
+		st.Workloads = readWorkloads(ctx, c.Dynamic, st.Volumes, &csi)
+	}
 
 	// The label selects, as longhorn-manager lists them; VolumeOf then
 	// judges with the namespace read's rule, so an object labelled for this
@@ -164,7 +180,8 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 }
 
 // ReadVolumes reads the named volumes one by one into one state, with the
-// version read once. Unknown names are a NotFoundError naming all of them,
+// version read once, then the CSI attachments once and the pods of each PVC
+// namespace once. Unknown names are a NotFoundError naming all of them,
 // returned with the state of the others.
 func ReadVolumes(ctx context.Context, c *Client, ns string, names []string) (*longhorn.State, error) {
 	st := &longhorn.State{Namespace: ns, Now: time.Now()}
@@ -178,7 +195,7 @@ func ReadVolumes(ctx context.Context, c *Client, ns string, names []string) (*lo
 			continue
 		}
 		seen[n] = true
-		vr, err := readVolume(ctx, c, ns, n, known)
+		vr, err := readVolume(ctx, c, ns, n, known, false)
 		if err != nil {
 			return nil, err
 		}
@@ -194,6 +211,9 @@ func ReadVolumes(ctx context.Context, c *Client, ns string, names []string) (*lo
 		st.Engines = append(st.Engines, vr.State.Engines...)
 		st.Replicas = append(st.Replicas, vr.State.Replicas...)
 		st.VolumeAttachments = append(st.VolumeAttachments, vr.State.VolumeAttachments...)
+	}
+	if len(st.Volumes) > 0 {
+		st.Workloads = readWorkloads(ctx, c.Dynamic, st.Volumes, nil)
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)

@@ -23,4 +23,7 @@ type State struct {
 	// InstanceManagersRead is false when instance managers were not read
 	// (orphan-process checks are then skipped rather than reported clean).
 	InstanceManagersRead bool
+	// Workloads are the pods and CSI VolumeAttachments that say where the
+	// volumes' workloads run (zero when not read: see Workloads.PodsRead).
+	Workloads Workloads
 }

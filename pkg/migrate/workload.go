@@ -6,18 +6,17 @@ import (
 	"sort"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // csiDriverName is Longhorn's CSI driver, the attacher of its Kubernetes
 // VolumeAttachments.
-const csiDriverName = "driver.longhorn.io"
+const csiDriverName = longhorn.CSIDriver
 
-var storageVolumeAttachments = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"}
+var storageVolumeAttachments = inventory.CSIAttachmentsResource
 
 // usage is whether a Kubernetes workload uses the volume.
 //
@@ -61,25 +60,32 @@ func (u usage) check() check {
 	return check{Name: "not in use by a workload", OK: true, Detail: d}
 }
 
-// workloadUse gathers the evidence.
+// workloadUse gathers the evidence. The CSI attachments come from
+// inventory's reader, the one scan and fix use; any Longhorn CSI
+// attachment of the PV counts here, attached or not (the attacher owns it
+// either way).
 func workloadUse(ctx context.Context, dyn dynamic.Interface, s *snapshot) usage {
 	u := usage{determined: true}
 	if pods := s.inUseByPods(); len(pods) > 0 {
 		u.inUse = true
 		u.evidence = append(u.evidence, "Longhorn reports pods using it: "+strings.Join(pods, ", "))
 	}
-	pv := map[string]bool{s.volume.Name: true}
-	if s.kube.PVName != "" {
-		pv[s.kube.PVName] = true
+	all, read, err := inventory.ReadCSIAttachments(ctx, dyn)
+	var nodes []string
+	for _, a := range longhorn.CSIAttachmentsFor(all, s.volume.Name, s.kube.PVName) {
+		nodes = append(nodes, a.NodeName)
 	}
-	nodes, err := kubernetesAttachments(ctx, dyn, pv)
+	sort.Strings(nodes)
 	switch {
-	case apierrors.IsNotFound(err):
+	case !read.Read && !read.Failed && strings.HasSuffix(read.Note, "not served by this API server"):
 		u.note = "storage.k8s.io/v1 VolumeAttachments are not served here, so no Kubernetes attacher owns this volume; Longhorn's kubernetesStatus lists no pod"
-	case err != nil:
+	case !read.Read:
 		if !u.inUse {
 			u.determined = false
-			u.note = fmt.Sprintf("cannot list volumeattachments.storage.k8s.io (%s)", oneLine(err))
+			u.note = read.Note
+			if err == nil && read.Hint != "" {
+				u.note += "; " + read.Hint
+			}
 		}
 	case len(nodes) > 0:
 		u.inUse = true
@@ -87,32 +93,3 @@ func workloadUse(ctx context.Context, dyn dynamic.Interface, s *snapshot) usage 
 	}
 	return u
 }
-
-// kubernetesAttachments returns the nodes of Longhorn CSI VolumeAttachments
-// for any of the PV names, paging like kubectl.
-func kubernetesAttachments(ctx context.Context, dyn dynamic.Interface, pv map[string]bool) ([]string, error) {
-	var nodes []string
-	opts := metav1.ListOptions{Limit: 500}
-	for {
-		l, err := dyn.Resource(storageVolumeAttachments).List(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			o := l.Items[i].Object
-			attacher, _, _ := unstructured.NestedString(o, "spec", "attacher")
-			name, _, _ := unstructured.NestedString(o, "spec", "source", "persistentVolumeName")
-			node, _, _ := unstructured.NestedString(o, "spec", "nodeName")
-			if attacher == csiDriverName && pv[name] {
-				nodes = append(nodes, node)
-			}
-		}
-		if opts.Continue = l.GetContinue(); opts.Continue == "" {
-			break
-		}
-	}
-	sort.Strings(nodes)
-	return nodes, nil
-}
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -142,6 +142,10 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 		}
 	}
 
+	if w := ev.Workload; w != nil {
+		describeWorkload(b, w, kv)
+	}
+
 	if f == nil {
 		kv(0, "Finding", p.Green("none: one active engine, nothing to do"))
 		kv(0, "Repair", "none needed")
@@ -155,8 +159,12 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 		t.column("", nil)
 		for _, c := range f.Preconditions {
 			mark, paint := "✓ ", p.Green
-			if !c.OK {
+			switch {
+			case !c.OK:
 				mark, paint = "✗ ", p.Red
+			case c.NotChecked:
+				// passed only because its input was not read
+				mark, paint = "? ", p.Yellow
 			}
 			t.row([]string{mark + c.Name, short(c.Detail)}, []func(string) string{
 				func(s string) string { return paint(mark) + strings.TrimPrefix(s, mark) }, p.Faint})
@@ -202,6 +210,49 @@ const (
 	keyWidth  = 32
 	wrapWidth = 110
 )
+
+// describeWorkload shows where the workload runs: the pods using the
+// volume and Longhorn's CSI attachments of its PV, or why they were not
+// checked.
+func describeWorkload(b *bytes.Buffer, w *detect.WorkloadPlacement, kv func(int, string, string)) {
+	b.WriteString("Workload:\n")
+	switch {
+	case w.PodsNotChecked != "":
+		kv(2, "Pods", w.PodsNotChecked)
+	case len(w.Pods) == 0:
+		kv(2, "Pods", "<none>")
+	default:
+		b.WriteString("  Pods:\n")
+		t := &table{}
+		for _, h := range []string{"POD", "NODE", "PHASE", "VMI"} {
+			t.column(h, nil)
+		}
+		for _, pd := range w.Pods {
+			t.row([]string{pd.Namespace + "/" + pd.Name, dash(pd.Node), dash(pd.Phase), dash(pd.VMI)}, nil)
+		}
+		var tb bytes.Buffer
+		_ = t.write(&tb, 0, true)
+		for _, l := range strings.Split(strings.TrimRight(tb.String(), "\n"), "\n") {
+			b.WriteString("    " + l + "\n")
+		}
+	}
+	switch {
+	case w.CSIAttachmentsNotChecked != "":
+		kv(2, "CSI attachments", w.CSIAttachmentsNotChecked)
+	case len(w.CSIAttachments) == 0:
+		kv(2, "CSI attachments", "<none>")
+	default:
+		var parts []string
+		for _, a := range w.CSIAttachments {
+			s := a.Name + " on " + dash(a.Node)
+			if !a.Attached {
+				s += " (not attached)"
+			}
+			parts = append(parts, s)
+		}
+		kv(2, "CSI attachments", strings.Join(parts, ", "))
+	}
+}
 
 // wrap breaks s into lines of at most width runes, the lines after the
 // first indented by indent.

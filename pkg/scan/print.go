@@ -114,7 +114,7 @@ func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) erro
 	t := &table{}
 	logs := strings.HasPrefix(r.Source, "bundle:") // log evidence exists only in bundles
 	for _, h := range []string{"VOLUME", "PVC", "WORKLOAD", "FINDING", "SEVERITY", "KEEP", "STALE", "ACTION",
-		"NODE", "CURRENT-NODE", "MIGRATION-NODE", "ENGINES", "REPLICAS-ACTIVE"} {
+		"NODE", "CURRENT-NODE", "MIGRATION-NODE", "POD-NODES", "CSI-NODE", "ENGINES", "REPLICAS-ACTIVE"} {
 		t.column(h, nil)
 	}
 	if logs {
@@ -126,10 +126,14 @@ func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) erro
 		ev := &f.Evidence
 		row := []string{f.Volume, dash(pvcOf(ev.Kubernetes)), dash(workloadOf(ev.Kubernetes)), string(f.Type), string(f.Severity),
 			dash(f.Keep), dash(strings.Join(f.Stale, ",")), string(f.Action),
-			dash(ev.NodeID), dash(ev.CurrentNodeID), dash(migrationNode(ev)), dash(engineList(ev)), replicaCount(ev)}
+			dash(ev.NodeID), dash(ev.CurrentNodeID), dash(migrationNode(ev)), podNodes(ev.Workload), csiNodes(ev.Workload),
+			dash(engineList(ev)), replicaCount(ev)}
 		paint := make([]func(string) string, len(row))
 		paint[4] = severityColor(p, f.Severity)
 		paint[7] = actionColor(p, f.Action)
+		if ev.Workload != nil && (ev.Workload.PodsNotChecked != "" || ev.Workload.CSIAttachmentsNotChecked != "") {
+			paint[11], paint[12] = p.Faint, p.Faint
+		}
 		if logs {
 			row = append(row, logColumn(f.Evidence.Logs))
 			paint = append(paint, nil)
@@ -141,6 +145,34 @@ func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) erro
 		t.row(append(row, why), append(paint, nil))
 	}
 	return t.write(out, 0, !noHeaders)
+}
+
+// notCheckedCell marks a wide cell whose objects were not read (no
+// permission, not served, not in the bundle); describe and JSON say why.
+const notCheckedCell = "not-checked"
+
+// podNodes is the POD-NODES cell: the nodes of the pods using the volume
+// that have not finished.
+func podNodes(w *detect.WorkloadPlacement) string {
+	switch {
+	case w == nil:
+		return "-"
+	case w.PodsNotChecked != "":
+		return notCheckedCell
+	}
+	return dash(strings.Join(w.PodNodes(), ","))
+}
+
+// csiNodes is the CSI-NODE cell: the nodes Longhorn's CSI attachments of
+// the PV attach it to.
+func csiNodes(w *detect.WorkloadPlacement) string {
+	switch {
+	case w == nil:
+		return "-"
+	case w.CSIAttachmentsNotChecked != "":
+		return notCheckedCell
+	}
+	return dash(strings.Join(w.CSINodes(), ","))
 }
 
 // shortReason is the part of a finding's reason the table has room for:
