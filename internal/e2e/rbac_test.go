@@ -251,66 +251,50 @@ func grants(rules []rbacv1.PolicyRule) []string {
 	return slices.Compact(out)
 }
 
-// The optional ClusterRole of docs/rbac.md lets scan list the storage
-// VolumeAttachments (the test server then answers 404, not served); without
-// it the read is forbidden. Either way scan works, no warning, and the JSON
-// says the workload check was not done and why.
+// The optional ClusterRole of docs/rbac.md lets scan see where a VM's
+// pods and its CSI attachment are, on Kubernetes' own RBAC; without it the
+// reads are forbidden, and scan still works, without a warning, saying in
+// the JSON that the workload check was not done and why.
 func TestDocumentedWorkloadsRole(t *testing.T) {
 	roles := documentedRoles(t)
 	scanRole, workloads := roles["longhorn-engines-scan"], roles["longhorn-engines-workloads"]
 	if len(workloads) == 0 {
 		t.Fatal("docs/rbac.md has no longhorn-engines-workloads ClusterRole")
 	}
-	for _, tc := range []struct {
-		name, kubeconfig, note string
-	}{
-		{"without", "", "not checked: cannot list volumeattachments.storage.k8s.io (forbidden); grant the optional ClusterRole longhorn-engines-workloads"},
-		{"with", "cluster", "not checked: volumeattachments.storage.k8s.io are not served by this API server"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	w := vmWorkload{vm: "vm-db", pvc: "vm-db-disk-0", podNodes: []string{fixture.NodeB}, attached: fixture.NodeB}
+	for _, withRole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("clusterrole=%t", withRole), func(t *testing.T) {
 			ctx := begin(t)
-			create(ctx, t, fixture.TwoActiveEngines("v1.4.3", stuckVolume))
+			create(ctx, t, withWorkload(stuck(), stuckVolume, w))
+			createWorkload(ctx, t, stuckVolume, w)
 			kc := userWith(t, scanRole)
-			if tc.kubeconfig == "cluster" {
-				kc = clusterUserWith(t, scanRole, workloads)
+			if withRole {
+				kc = userWithCluster(t, scanRole, workloads)
 			}
 			r := kubectlAs(ctx, t, kc, "longhorn-engines", "scan", "-o", "json")
 			if r.Code != 1 || strings.Contains(strings.ToLower(r.Stderr), "warning") {
 				t.Fatalf("want exit 1 and no warning:\n%v", r)
 			}
-			var rep struct {
-				Findings []struct {
-					Preconditions []struct {
-						Name       string `json:"name"`
-						OK         bool   `json:"ok"`
-						NotChecked bool   `json:"notChecked"`
-						Detail     string `json:"detail"`
-					} `json:"preconditions"`
-					Evidence struct {
-						Workload struct {
-							CSIAttachmentsNotChecked string `json:"csiAttachmentsNotChecked"`
-						} `json:"workload"`
-					} `json:"evidence"`
-				} `json:"findings"`
-			}
-			if err := yaml.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Findings) != 1 {
-				t.Fatalf("report: %v\n%s", err, r.Stdout)
-			}
-			f := rep.Findings[0]
-			if !strings.HasPrefix(f.Evidence.Workload.CSIAttachmentsNotChecked, tc.note) {
-				t.Errorf("csiAttachmentsNotChecked %q, want it to start %q", f.Evidence.Workload.CSIAttachmentsNotChecked, tc.note)
-			}
-			found := false
-			for _, c := range f.Preconditions {
-				if c.Name == "the workload runs on the current node" {
-					found = true
-					if !c.OK || !c.NotChecked || !strings.HasPrefix(c.Detail, tc.note) {
-						t.Errorf("check %+v", c)
-					}
+			f := oneFinding(t, r.Stdout)
+			c := f.check(t, workloadCheck)
+			wl := f.Evidence.Workload
+			if !withRole {
+				if !c.OK || !c.NotChecked || !strings.HasPrefix(c.Detail, "not checked: ") ||
+					!strings.Contains(c.Detail, "longhorn-engines-workloads") {
+					t.Errorf("without the ClusterRole: check %+v", c)
 				}
+				if !strings.Contains(wl.PodsNotChecked, "cannot list pods (forbidden)") ||
+					!strings.Contains(wl.CSIAttachmentsNotChecked, "cannot list volumeattachments.storage.k8s.io (forbidden)") {
+					t.Errorf("without the ClusterRole: workload %+v", wl)
+				}
+				return
 			}
-			if !found {
-				t.Error("no workload check")
+			if !c.OK || c.NotChecked {
+				t.Errorf("with the ClusterRole: check %+v", c)
+			}
+			if len(wl.Pods) != 1 || wl.Pods[0].Name != launcherPod(w.vm, 0) || wl.Pods[0].Node != fixture.NodeB || wl.Pods[0].VMI != w.vm ||
+				len(wl.CSIAttachments) != 1 || wl.CSIAttachments[0].Node != fixture.NodeB || wl.PodsNotChecked != "" || wl.CSIAttachmentsNotChecked != "" {
+				t.Errorf("with the ClusterRole: workload %+v", wl)
 			}
 		})
 	}

@@ -50,7 +50,9 @@ func withWorkload(o *fixture.Objects, vol string, w vmWorkload) *fixture.Objects
 	return o
 }
 
-func launcherPod(vm string, i int) string { return "virt-launcher-" + vm + "-" + string(rune('a'+i)) + "bcde" }
+func launcherPod(vm string, i int) string {
+	return "virt-launcher-" + vm + "-" + string(rune('a'+i)) + "bcde"
+}
 
 // createWorkload creates the PVC, the PV, the pods and the attachment.
 func createWorkload(ctx context.Context, t *testing.T, vol string, w vmWorkload) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 )
@@ -204,7 +207,7 @@ func (s *Server) installCRDs(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		for _, n := range names {
 			crd, err := crds.Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
@@ -223,6 +226,46 @@ func (s *Server) installCRDs(ctx context.Context) error {
 		}
 		return true, nil
 	})
+	if err != nil {
+		return fmt.Errorf("kubeserver: CRDs not established: %w", err)
+	}
+	return s.warm(ctx)
+}
+
+// warm lists each resource the tests use until it answers 200: the first
+// request to a resource is answered 429 while its watch cache builds, and
+// client-go then sleeps a whole second (a raw client does not).
+func (s *Server) warm(ctx context.Context) error {
+	rt, err := rest.TransportFor(s.RESTConfig())
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: rt}
+	paths := []string{"/api/v1/pods", "/api/v1/persistentvolumeclaims", "/api/v1/persistentvolumes", "/api/v1/configmaps",
+		"/apis/storage.k8s.io/v1/volumeattachments"}
+	for _, r := range longhorn.AllResources {
+		paths = append(paths, "/apis/"+longhorn.APIVersion+"/namespaces/"+Namespace+"/"+r.Plural)
+	}
+	for _, p := range paths {
+		code := 0
+		err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.host+p+"?limit=1", nil)
+			if err != nil {
+				return false, err
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				return false, nil
+			}
+			_ = resp.Body.Close()
+			code = resp.StatusCode
+			return code == http.StatusOK, nil
+		})
+		if err != nil {
+			return fmt.Errorf("kubeserver: %s not served (last answer %d): %w", p, code, err)
+		}
+	}
+	return nil
 }
 
 // RESTConfig is an admin client configuration (group system:masters), with

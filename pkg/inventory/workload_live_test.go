@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
@@ -75,42 +74,8 @@ func TestWorkloadsNotServed(t *testing.T) {
 	}
 }
 
-// A user who may read Longhorn's objects only gets the API server's 403 for
-// pods and storage.k8s.io VolumeAttachments: not checked, with the hint
-// naming the optional ClusterRole.
-func TestWorkloadsForbidden(t *testing.T) {
-	c := cluster(t)
-	kc, err := c.AddUser("wl-longhorn-only", []rbacv1.PolicyRule{{APIGroups: []string{"longhorn.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	createIn(t, c, c.Namespace(), withPVCNamespace("v1.4.3", "pvc-f"))
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := inventory.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vr, err := inventory.ReadVolume(context.Background(), cl, c.Namespace(), "pvc-f")
-	if err != nil || !vr.Found {
-		t.Fatalf("%v %+v", err, vr)
-	}
-	w := vr.State.Workloads
-	if w.PodsRead.Read || w.PodsRead.Failed || w.PodsRead.Note != "cannot list pods (forbidden)" || !strings.Contains(w.PodsRead.Hint, inventory.WorkloadsClusterRole) {
-		t.Errorf("pods: %+v", w.PodsRead)
-	}
-	if w.CSIRead.Read || w.CSIRead.Note != "cannot list volumeattachments.storage.k8s.io (forbidden)" {
-		t.Errorf("CSI attachments: %+v", w.CSIRead)
-	}
-	f, _ := detect.ClassifyVolume(vr.State, "pvc-f", detect.Options{})
-	for _, ch := range f.Preconditions {
-		if ch.Name == detect.CheckWorkloadOnCurrentNode && (!ch.OK || !ch.NotChecked || !strings.Contains(ch.Detail, "cannot list pods (forbidden)")) {
-			t.Errorf("check: %+v", ch)
-		}
-	}
-}
+// Pods and CSI attachments forbidden by RBAC: internal/e2e
+// (TestDocumentedWorkloadsRole), on Kubernetes' own API server.
 
 // A pod list the server answers with a 500 (after the client's retries) is
 // neither "not checked" nor an error of the read: the scan goes on, warns,
