@@ -16,19 +16,13 @@ const workloadCheck = "the workload runs on the current node"
 
 // finding is the part of `scan -o json` these tests read.
 type finding struct {
-	Volume        string `json:"volume"`
-	Type          string `json:"type"`
-	Severity      string `json:"severity"`
-	Action        string `json:"action"`
-	Reason        string `json:"reason"`
-	Preconditions []struct {
-		Name       string `json:"name"`
-		OK         bool   `json:"ok"`
-		NotChecked bool   `json:"notChecked"`
-		Detail     string `json:"detail"`
-		Failure    string `json:"failure"`
-	} `json:"preconditions"`
-	Evidence struct {
+	Volume        string  `json:"volume"`
+	Type          string  `json:"type"`
+	Severity      string  `json:"severity"`
+	Action        string  `json:"action"`
+	Reason        string  `json:"reason"`
+	Preconditions []check `json:"preconditions"`
+	Evidence      struct {
 		Kubernetes struct {
 			PVCName   string `json:"pvcName"`
 			Namespace string `json:"namespace"`
@@ -48,7 +42,7 @@ type finding struct {
 	} `json:"evidence"`
 }
 
-type check = struct {
+type check struct {
 	Name       string `json:"name"`
 	OK         bool   `json:"ok"`
 	NotChecked bool   `json:"notChecked"`
@@ -71,7 +65,7 @@ func (f finding) check(t *testing.T, name string) check {
 	t.Helper()
 	for _, c := range f.Preconditions {
 		if c.Name == name {
-			return check(c)
+			return c
 		}
 	}
 	t.Fatalf("no check %q in %+v", name, f.Preconditions)
