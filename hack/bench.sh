@@ -45,10 +45,11 @@ bare_list() {
   while :; do
     url="$server_url/apis/longhorn.io/v1beta2/namespaces/$ns/$res?limit=$page"
     [ -n "$cont" ] && url="$url&continue=$cont"
-    curl -sf --cacert "$tmp/ca.crt" -H "Authorization: Bearer $token" -H "Accept: application/json" -o "$tmp/page.$res" "$url"
+    # The API server pretty-prints for a curl user agent: look like a client.
+    curl -sf -A bench --cacert "$tmp/ca.crt" -H "Authorization: Bearer $token" -H "Accept: application/json" -o "$tmp/page.$res" "$url"
     n=$(stat -c %s "$tmp/page.$res")
     total=$((total + n))
-    cont=$(tail -c 4096 "$tmp/page.$res" | grep -o '"continue":"[^"]*"' | tail -1 | cut -d'"' -f4 || true)
+    cont=$(tail -c 4096 "$tmp/page.$res" | grep -o '"continue": *"[^"]*"' | tail -1 | sed 's/.*"\([^"]*\)"$/\1/' || true)
     [ -z "$cont" ] && break
   done
   echo "$total"
