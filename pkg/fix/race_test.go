@@ -74,8 +74,14 @@ func TestOldOrderMigrationRequestWipes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.Sim.ClearFault(hold)
+			// The request must land before Longhorn's next sync: released
+			// first, a sync could finish the confirm before it (a flake
+			// seen under load).
 			e.requestMigration(vol)
+			e.WaitFor("migration requested", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+				return v.Spec.MigrationNodeID == nodeC
+			})
+			e.Sim.ClearFault(hold)
 			e.Await("data wiped", func() bool { return len(e.Sim.WipedDirs(vol)) > 0 })
 		})
 	}
