@@ -120,7 +120,11 @@ func scenarios() []scenario {
 			}
 			e.waitFor("converged on node-b", vol, settled(nodeB))
 		}},
-		{name: "pending cleanup", run: func(e *env, vol string) {
+		// Not on 1.10: there Longhorn's own controller ends in one of two
+		// states (seen in 2 of 3 runs, docs/testing.md): an inactive old
+		// replica sometimes stays, the sync then fails on the terminating
+		// old engine that is still active, and the volume is dropped.
+		{name: "pending cleanup", on: func(v longhorn.Version) bool { return !v.AtLeast(1, 10, 0) }, run: func(e *env, vol string) {
 			e.attached(vol)
 			old, mig := e.migrating(vol)
 			e.sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
