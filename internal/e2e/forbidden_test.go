@@ -4,13 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -23,34 +23,16 @@ import (
 // Longhorn object of the namespace: a write shows as a changed entry.
 func resourceVersions(ctx context.Context, t *testing.T) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	for _, r := range longhorn.AllResources {
-		l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(cluster.Namespace()).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range l.Items {
-			out[r.Plural+"/"+u.GetName()] = u.GetResourceVersion()
-		}
+	out, err := fixture.ResourceVersions(ctx, cluster, longhorn.AllResources)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 func assertUnchanged(t *testing.T, before, after map[string]string) {
 	t.Helper()
-	var diffs []string
-	for k, v := range before {
-		if after[k] != v {
-			diffs = append(diffs, k+": "+v+" -> "+after[k])
-		}
-	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			diffs = append(diffs, k+": created")
-		}
-	}
-	sort.Strings(diffs)
-	if len(diffs) > 0 {
+	if diffs := fixture.Changes(before, after); len(diffs) > 0 {
 		t.Errorf("objects changed: %s", strings.Join(diffs, "; "))
 	}
 }

@@ -9,11 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -38,25 +39,8 @@ func (s *Server) Create(ctx context.Context, obj *unstructured.Unstructured) (*u
 	if in.GetNamespace() == "" {
 		in.SetNamespace(Namespace)
 	}
-	ri := s.dyn.Resource(res.GVR()).Namespace(in.GetNamespace())
-	out, err := ri.Create(ctx, in, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	status, ok := in.Object["status"]
-	if !ok || *res == longhorn.Settings {
-		return out, nil
-	}
-	for attempt := 1; ; attempt++ {
-		out.Object["status"] = runtime.DeepCopyJSONValue(status)
-		got, err := ri.UpdateStatus(ctx, out, metav1.UpdateOptions{})
-		if err == nil || !apierrors.IsConflict(err) || attempt == 10 {
-			return got, err
-		}
-		if out, err = ri.Get(ctx, in.GetName(), metav1.GetOptions{}); err != nil {
-			return nil, err
-		}
-	}
+	// Settings have no status subresource.
+	return testcluster.CreateWithStatus(ctx, s.dyn.Resource(res.GVR()).Namespace(in.GetNamespace()), in, *res != longhorn.Settings)
 }
 
 // Reset deletes every Longhorn object (finalizers stripped first: nothing
@@ -84,52 +68,40 @@ func (s *Server) Reset(ctx context.Context) error {
 			return fmt.Errorf("kubeserver: reset: delete %s: %w", r.Plural, err)
 		}
 	}
-	now := int64(0)
-	for _, gvr := range []schema.GroupVersionResource{
-		{Version: "v1", Resource: "pods"},
-		{Version: "v1", Resource: "persistentvolumeclaims"},
-		{Version: "v1", Resource: "configmaps"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	now := int64(0) // pods: no kubelet will ever confirm a graceful delete
+	for _, k := range []struct {
+		gvr        schema.GroupVersionResource
+		namespaced bool
+	}{
+		{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, true},
+		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, true},
+		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}, false},
+		{schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"}, false},
+		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}, false},
+		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}, false},
 	} {
-		list, err := s.dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		list, err := s.dyn.Resource(k.gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return fmt.Errorf("kubeserver: reset: list %s: %w", gvr.Resource, err)
+			return fmt.Errorf("kubeserver: reset: list %s: %w", k.gvr.Resource, err)
 		}
 		for _, item := range list.Items {
 			if !testOwned(item.GetNamespace(), item.GetName()) {
 				continue
 			}
-			// PVCs carry kubernetes.io/pvc-protection, which no controller
+			var ri dynamic.ResourceInterface = s.dyn.Resource(k.gvr)
+			if k.namespaced {
+				ri = s.dyn.Resource(k.gvr).Namespace(item.GetNamespace())
+			}
+			// PVCs and PVs carry protection finalizers no controller
 			// removes here.
 			if len(item.GetFinalizers()) > 0 {
-				_, _ = s.dyn.Resource(gvr).Namespace(item.GetNamespace()).Patch(ctx, item.GetName(), types.MergePatchType, unfinalize, metav1.PatchOptions{})
+				_, _ = ri.Patch(ctx, item.GetName(), types.MergePatchType, unfinalize, metav1.PatchOptions{})
 			}
-			err := s.dyn.Resource(gvr).Namespace(item.GetNamespace()).Delete(ctx, item.GetName(), metav1.DeleteOptions{GracePeriodSeconds: &now})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("kubeserver: reset: delete %s %s/%s: %w", gvr.Resource, item.GetNamespace(), item.GetName(), err)
-			}
-		}
-	}
-	for _, gvr := range []schema.GroupVersionResource{
-		{Version: "v1", Resource: "persistentvolumes"},
-		{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
-	} {
-		list, err := s.dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("kubeserver: reset: list %s: %w", gvr.Resource, err)
-		}
-		for _, item := range list.Items {
-			if !testOwned("", item.GetName()) {
-				continue
-			}
-			if len(item.GetFinalizers()) > 0 {
-				_, _ = s.dyn.Resource(gvr).Patch(ctx, item.GetName(), types.MergePatchType, unfinalize, metav1.PatchOptions{})
-			}
-			if err := s.dyn.Resource(gvr).Delete(ctx, item.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("kubeserver: reset: delete %s %s: %w", gvr.Resource, item.GetName(), err)
+			if err := ri.Delete(ctx, item.GetName(), metav1.DeleteOptions{GracePeriodSeconds: &now}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("kubeserver: reset: delete %s %s/%s: %w", k.gvr.Resource, item.GetNamespace(), item.GetName(), err)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 )
 
 // Reset deletes every object of every installed longhorn.io resource, in all
@@ -98,26 +99,31 @@ func (c *Cluster) Create(ctx context.Context, obj *unstructured.Unstructured) (*
 		in.SetNamespace(c.namespace)
 	}
 	gvr := schema.GroupVersionResource{Group: Group, Version: Version, Resource: d.plural}
-	ri := c.dyn.Resource(gvr).Namespace(in.GetNamespace())
-	out, err := ri.Create(ctx, in, metav1.CreateOptions{})
+	return CreateWithStatus(ctx, c.dyn.Resource(gvr).Namespace(in.GetNamespace()), in, d.hasStatusSubresource())
+}
+
+// CreateWithStatus creates obj through ri and, when the resource has a
+// status subresource and obj a status, writes that status with a second
+// request, as a controller would (a create ignores .status). A controller
+// already watching may write the new object before its status is set
+// (Longhorn's volume controller adds its finalizer): the status is then set
+// on the fresh object, so the state a test reads is the one it created.
+func CreateWithStatus(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured, statusSubresource bool) (*unstructured.Unstructured, error) {
+	out, err := ri.Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
 		return nil, err
 	}
-	status, hasStatus := in.Object["status"]
-	if !hasStatus || !d.hasStatusSubresource() {
+	status, hasStatus := obj.Object["status"]
+	if !hasStatus || !statusSubresource {
 		return out, nil
 	}
-	// A controller already watching may write the new object before its
-	// status is set (Longhorn's volume controller adds its finalizer):
-	// set the status on the fresh object then, so the fixture's state is
-	// what the test reads.
 	for attempt := 1; ; attempt++ {
 		out.Object["status"] = runtime.DeepCopyJSONValue(status)
 		res, err := ri.UpdateStatus(ctx, out, metav1.UpdateOptions{})
 		if err == nil || !apierrors.IsConflict(err) || attempt == 10 {
 			return res, err
 		}
-		if out, err = ri.Get(ctx, in.GetName(), metav1.GetOptions{}); err != nil {
+		if out, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{}); err != nil {
 			return nil, err
 		}
 	}

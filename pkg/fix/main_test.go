@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -72,34 +71,16 @@ func ri(r longhorn.Resource) interface {
 // the namespace: equal maps before and after a run mean nothing was written.
 func versions(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments, longhorn.Settings} {
-		l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(cluster.Namespace()).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range l.Items {
-			out[r.Plural+"/"+u.GetName()] = u.GetResourceVersion()
-		}
+	out, err := fixture.ResourceVersions(ctx, cluster, fixture.WrittenResources)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 func assertUnchanged(t *testing.T, before, after map[string]string) {
 	t.Helper()
-	var diffs []string
-	for k, v := range before {
-		if after[k] != v {
-			diffs = append(diffs, k+": "+v+" -> "+after[k])
-		}
-	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			diffs = append(diffs, k+": created")
-		}
-	}
-	sort.Strings(diffs)
-	if len(diffs) > 0 {
+	if diffs := fixture.Changes(before, after); len(diffs) > 0 {
 		t.Errorf("objects changed:\n  %s", strings.Join(diffs, "\n  "))
 	}
 }
