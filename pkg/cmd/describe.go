@@ -36,10 +36,10 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeVolumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(args); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
-			if err := o.Complete(args); err != nil {
+			if err := o.Validate(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())

@@ -86,10 +86,10 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 		ValidArgsFunction: completeVolumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch {
-				if err := g.Validate(args); err != nil {
+				if err := g.Complete(args); err != nil {
 					return cmdutil.WithCode(fix.ExitNoCheck, err)
 				}
-				if err := g.Complete(args); err != nil {
+				if err := g.Validate(); err != nil {
 					return cmdutil.WithCode(fix.ExitNoCheck, err)
 				}
 				// SIGTERM is how the guard's window ends: its verdict
@@ -100,10 +100,10 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 			if cmd.Flags().Changed("for") || cmd.Flags().Changed("settle") {
 				return cmdutil.WithCode(fix.ExitNoCheck, errors.New("--for and --settle need --watch"))
 			}
-			if err := o.Validate(args); err != nil {
+			if err := o.Complete(args); err != nil {
 				return cmdutil.WithCode(fix.ExitNoCheck, err)
 			}
-			if err := o.Complete(args); err != nil {
+			if err := o.Validate(); err != nil {
 				return cmdutil.WithCode(fix.ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())

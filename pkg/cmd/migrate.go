@@ -204,10 +204,10 @@ Exit status: 0 when the status was printed; 2 when the cluster could not be read
 }
 
 func runMigrateOptions(ctx context.Context, o *migrate.Options, args []string) error {
-	if err := o.Validate(); err != nil {
+	if err := o.Complete(args); err != nil {
 		return cmdutil.WithCode(migrate.ExitNoCheck, err)
 	}
-	if err := o.Complete(args); err != nil {
+	if err := o.Validate(); err != nil {
 		return cmdutil.WithCode(migrate.ExitNoCheck, err)
 	}
 	return o.Run(ctx)

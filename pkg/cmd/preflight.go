@@ -53,10 +53,10 @@ Exit status:
   kubectl longhorn-engines preflight --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
-			if err := o.Complete(); err != nil {
+			if err := o.Validate(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())

@@ -50,10 +50,10 @@ Exit status, like 'kubectl diff':
   kubectl longhorn-engines scan -f dump.yaml`,
 		ValidArgsFunction: completeVolumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(args); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
-			if err := o.Complete(args); err != nil {
+			if err := o.Validate(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())

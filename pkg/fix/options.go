@@ -25,7 +25,8 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
-// Options is everything `fix` needs, filled by flags, Complete and Validate.
+// Options is everything `fix` needs, filled by flags and Complete, checked
+// by Validate.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
@@ -65,9 +66,20 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 	}
 }
 
-// Complete takes the volume names and resolves the namespace and client.
+// Complete takes the volume names, parses --strategy and --dry-run, and
+// resolves the namespace and client.
 func (o *Options) Complete(args []string) error {
 	o.Volumes = args
+	s, err := ParseStrategy(o.Strategy)
+	if err != nil {
+		return err
+	}
+	o.strategy = s
+	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	o.dryRun = d
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
 	if o.client != nil {
 		return nil
@@ -80,24 +92,15 @@ func (o *Options) Complete(args []string) error {
 	return nil
 }
 
-// Validate checks the selection and flag values before any request.
-func (o *Options) Validate(args []string) error {
+// Validate checks the selection and flag values before any request; it
+// changes nothing.
+func (o *Options) Validate() error {
 	switch {
-	case len(args) == 0 && !o.All:
+	case len(o.Volumes) == 0 && !o.All:
 		return errors.New("no volume selected: name the volumes to repair (kubectl longhorn-engines fix VOLUME...) or pass --all; 'kubectl longhorn-engines scan' lists the affected ones")
-	case len(args) > 0 && o.All:
+	case len(o.Volumes) > 0 && o.All:
 		return errors.New("name volumes or pass --all, not both")
 	}
-	s, err := ParseStrategy(o.Strategy)
-	if err != nil {
-		return err
-	}
-	o.strategy = s
-	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
-	if err != nil {
-		return err
-	}
-	o.dryRun = d
 	if o.Timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}

@@ -44,13 +44,11 @@ func NewOptions(f *fix.Options) *Options {
 	return &Options{Fix: f, For: DefaultFor, Settle: DefaultSettle, now: time.Now}
 }
 
-// Validate checks the flags before any request. Volume names are optional:
-// without them (or with --all) every volume is watched.
-func (o *Options) Validate(args []string) error {
+// Complete takes the volume names, parses fix's --strategy and --dry-run,
+// and resolves the namespace and client.
+func (o *Options) Complete(args []string) error {
 	f := o.Fix
-	if len(args) > 0 && f.All {
-		return errors.New("name volumes or pass --all, not both")
-	}
+	f.Volumes = args
 	s, err := fix.ParseStrategy(f.Strategy)
 	if err != nil {
 		return err
@@ -61,6 +59,25 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	o.dryRun = d
+	o.namespace = cmdutil.Namespace(f.ConfigFlags)
+	if o.client != nil {
+		return nil
+	}
+	c, err := inventory.FromFlags(f.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Validate checks the flags before any request; it changes nothing. Volume
+// names are optional: without them (or with --all) every volume is watched.
+func (o *Options) Validate() error {
+	f := o.Fix
+	if len(f.Volumes) > 0 && f.All {
+		return errors.New("name volumes or pass --all, not both")
+	}
 	switch {
 	case o.For <= 0:
 		return errors.New("--for must be positive")
@@ -75,21 +92,6 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	return cmdutil.ValidateColor(f.Color)
-}
-
-// Complete takes the volume names and resolves the namespace and client.
-func (o *Options) Complete(args []string) error {
-	o.Fix.Volumes = args
-	o.namespace = cmdutil.Namespace(o.Fix.ConfigFlags)
-	if o.client != nil {
-		return nil
-	}
-	c, err := inventory.FromFlags(o.Fix.ConfigFlags)
-	if err != nil {
-		return err
-	}
-	o.client = c
-	return nil
 }
 
 // Run guards the namespace until ctx ends or --for passes. The error carries
