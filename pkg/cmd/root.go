@@ -1,5 +1,7 @@
-// Package cmd wires the cobra commands of kubectl-longhorn-engines to the
-// Options of each package. It holds no logic of its own.
+// Package cmd is the root of kubectl-longhorn-engines' command tree: it
+// gathers each package's command (built beside its Options, as kubectl's
+// are), adds version and completion, and runs the tree (Execute). It holds
+// no logic of its own.
 package cmd
 
 import (
@@ -10,6 +12,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/preflight"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
 
 	// Auth plugins (OIDC, exec, ...) for kubeconfigs that use them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
@@ -53,11 +61,11 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 	addKlogVerbosity(flags)
 
 	root.AddCommand(
-		newScanCommand(cf, streams),
-		newDescribeCommand(cf, streams),
-		newFixCommand(cf, streams),
-		newMigrateCommand(cf, streams),
-		newPreflightCommand(cf, streams),
+		scan.NewCmdScan(cf, streams),
+		scan.NewCmdDescribe(cf, streams),
+		fix.NewCmdFix(cf, streams, guard.NewWatch),
+		migrate.NewCmdMigrate(cf, streams),
+		preflight.NewCmdPreflight(cf, streams),
 		newVersionCommand(streams),
 		newCompletionCommand(streams),
 	)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
@@ -42,6 +44,15 @@ type Options struct {
 // command shares.
 func NewOptions(f *fix.Options) *Options {
 	return &Options{Fix: f, For: DefaultFor, Settle: DefaultSettle, now: time.Now}
+}
+
+// NewWatch is NewOptions as fix.NewCmdFix takes it.
+func NewWatch(f *fix.Options) fix.Watch { return NewOptions(f) }
+
+// AddFlags adds the flags only --watch uses.
+func (o *Options) AddFlags(f *pflag.FlagSet) {
+	f.DurationVar(&o.For, "for", o.For, "With --watch: how long to watch")
+	f.DurationVar(&o.Settle, "settle", o.Settle, "With --watch: how long a repairable state must last, unchanged, before it is repaired")
 }
 
 // Complete takes the volume names, parses fix's --strategy and --dry-run,
