@@ -29,6 +29,10 @@ const DisplayName = "kubectl longhorn-engines"
 // NewRootCommand builds the command tree. Every command returns its error;
 // main prints it once and chooses the exit code.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	return newRootCommand(streams, Hooks{})
+}
+
+func newRootCommand(streams genericiooptions.IOStreams, hooks Hooks) *cobra.Command {
 	cf := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:   "kubectl-longhorn_engines",
@@ -63,7 +67,7 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 	root.AddCommand(
 		scan.NewCmdScan(cf, streams),
 		scan.NewCmdDescribe(cf, streams),
-		fix.NewCmdFix(cf, streams, guard.NewWatch),
+		fix.NewCmdFix(cf, streams, guard.NewWatch(hooks.Guard), hooks.Fix),
 		migrate.NewCmdMigrate(cf, streams),
 		preflight.NewCmdPreflight(cf, streams),
 		newVersionCommand(streams),

@@ -28,9 +28,10 @@ type Watch interface {
 
 // NewCmdFix is `fix` and `fix --watch`: flags, help and completion, then
 // Complete, Validate and Run of fix's Options or, with --watch, of the
-// Watch that newWatch builds around them.
-func NewCmdFix(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, newWatch func(*Options) Watch) *cobra.Command {
+// Watch that newWatch builds around them. hooks are zero but in tests.
+func NewCmdFix(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, newWatch func(*Options) Watch, hooks Hooks) *cobra.Command {
 	o := NewOptions(cf, streams)
+	o.Hooks = hooks
 	g := newWatch(o)
 	watch := false
 	c := &cobra.Command{

@@ -42,6 +42,8 @@ type Options struct {
 	Timeout   time.Duration
 	Parallel  int
 	Color     string
+	// Hooks are set by tests only.
+	Hooks Hooks
 
 	namespace string
 	client    *inventory.Client
@@ -152,7 +154,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return exitErr(outs)
 	}
 	if o.dryRun == cmdutil.DryRunNone && !o.Yes {
-		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: testHooks.Terminal}.Ask(ctx, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
+		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal}.Ask(ctx, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
 		switch {
 		case errors.Is(err, cmdutil.ErrNotTerminal):
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)", err))
@@ -162,8 +164,8 @@ func (o *Options) Run(ctx context.Context) error {
 			return cmdutil.WithCode(ExitNotDone, errors.New("aborted: nothing was changed"))
 		}
 	}
-	if testHooks.AfterPlan != nil {
-		testHooks.AfterPlan()
+	if o.Hooks.AfterPlan != nil {
+		o.Hooks.AfterPlan()
 	}
 	if ctx.Err() != nil {
 		return cmdutil.WithCode(ExitNotDone, errors.New("stopped before any change: nothing was changed"))
@@ -172,10 +174,10 @@ func (o *Options) Run(ctx context.Context) error {
 	r := &Repairer{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
 		Wait: o.Wait, Timeout: o.Timeout, PollInterval: 2 * time.Second,
-		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr, beforeWrite: testHooks.BeforeWrite, afterWrite: testHooks.AfterWrite,
+		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr, beforeWrite: o.Hooks.BeforeWrite, afterWrite: o.Hooks.AfterWrite,
 	}
-	if testHooks.PollInterval > 0 {
-		r.PollInterval = testHooks.PollInterval
+	if o.Hooks.PollInterval > 0 {
+		r.PollInterval = o.Hooks.PollInterval
 	}
 	backupDir := ""
 	if o.dryRun == cmdutil.DryRunNone {
@@ -188,13 +190,16 @@ func (o *Options) Run(ctx context.Context) error {
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 		}
 		defer b.Close()
-		if testHooks.BackupStore != nil {
-			b.Store = testHooks.BackupStore(b.Store)
+		if o.Hooks.BackupStore != nil {
+			b.Store = o.Hooks.BackupStore(b.Store)
 		}
 		r.Backup = b
 		r.ConfigMaps, err = OpenConfigMapBackup(o.BackupTo, o.client.Config, o.namespace, o.now())
 		if err != nil {
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
+		}
+		if r.ConfigMaps != nil && o.Hooks.ConfigMaps != nil {
+			r.ConfigMaps.Client = o.Hooks.ConfigMaps
 		}
 		pr.Progress("Backups and the action log go to %s%s", backupDir, r.ConfigMaps.Where(o.namespace))
 		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {

@@ -32,6 +32,8 @@ type Options struct {
 	Fix    *fix.Options
 	For    time.Duration
 	Settle time.Duration
+	// Hooks are set by tests only.
+	Hooks Hooks
 
 	namespace string
 	client    *inventory.Client
@@ -46,8 +48,15 @@ func NewOptions(f *fix.Options) *Options {
 	return &Options{Fix: f, For: DefaultFor, Settle: DefaultSettle, now: time.Now}
 }
 
-// NewWatch is NewOptions as fix.NewCmdFix takes it.
-func NewWatch(f *fix.Options) fix.Watch { return NewOptions(f) }
+// NewWatch is NewOptions with hooks (zero but in tests), as fix.NewCmdFix
+// takes it.
+func NewWatch(hooks Hooks) func(*fix.Options) fix.Watch {
+	return func(f *fix.Options) fix.Watch {
+		o := NewOptions(f)
+		o.Hooks = hooks
+		return o
+	}
+}
 
 // AddFlags adds the flags only --watch uses.
 func (o *Options) AddFlags(f *pflag.FlagSet) {
@@ -146,7 +155,7 @@ func (o *Options) Run(ctx context.Context) error {
 	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
 	r := &fix.Repairer{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: f.Wait, Timeout: f.Timeout, PollInterval: pollInterval(),
+		Wait: f.Wait, Timeout: f.Timeout, PollInterval: o.Hooks.pollInterval(),
 		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr,
 	}
 	backupDir := ""
@@ -176,7 +185,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 	g := New(Config{
 		Client: o.client, Namespace: o.namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
-		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog,
+		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog, Hooks: o.Hooks,
 	}, out, errOut)
 	rep, err := g.Run(ctx)
 	if rep != nil {
