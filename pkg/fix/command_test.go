@@ -198,9 +198,11 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
 	before := versions(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := runFix(t, ctx, "vol", "--backup-dir", dir)
-	if res.Code != fix.ExitNotDone {
-		t.Errorf("exit %d", res.Code)
+	// A piped "y" (echo y | ...) answers nothing, as for migrate: only a
+	// terminal is asked.
+	res := run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), fix.Hooks{}, withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
+	if res.Code != fix.ExitNotDone || strings.Contains(res.Stderr, "[y/N]") {
+		t.Errorf("piped y: want exit %d and no question: %s", fix.ExitNotDone, res)
 	}
 	contains(t, "stdout", res.Stdout, "Plan for Longhorn", "deactivate")
 	contains(t, "stderr", res.Stderr, "error: stdin is not a terminal and --yes was not given: nothing was changed")
