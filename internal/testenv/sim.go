@@ -1,8 +1,9 @@
-// Package simtest gives a test its own simulated Longhorn: a simulator of
-// one release in a namespace of its own on the shared test API server, with
-// nodes node-a and node-b, and waits that fail the test with the last state
-// seen. Every package that drives the simulator uses it.
-package simtest
+package testenv
+
+// Env gives a test its own simulated Longhorn: a simulator of one release in
+// a namespace of its own on the shared test API server, with nodes node-a
+// and node-b, and waits that fail the test with the last state seen. Every
+// package that drives the simulator uses it.
 
 import (
 	"context"
@@ -17,12 +18,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// Nodes every Env has.
-const (
-	NodeA = "node-a"
-	NodeB = "node-b"
-)
-
 // Env is one test's simulator.
 type Env struct {
 	T   *testing.T
@@ -33,10 +28,10 @@ type Env struct {
 	Wait time.Duration
 }
 
-// Start runs a simulator of version in namespace ns for at most life, stops
+// StartSim runs a simulator of version in namespace ns for at most life, stops
 // it when the test ends, and prints its log if the test failed (or streams
 // it when LHSIM_LOGS=1).
-func Start(t *testing.T, cfg *rest.Config, ns, version string, life, wait time.Duration) *Env {
+func StartSim(t *testing.T, cfg *rest.Config, ns, version string, life, wait time.Duration) *Env {
 	t.Helper()
 	var logf func(string, ...any)
 	if os.Getenv("LHSIM_LOGS") == "1" {

@@ -1,6 +1,9 @@
 // Package clitest runs the plugin's real command tree in-process, the way
 // main does, and captures what a user would see: stdout, stderr and the exit
 // code. Tests drive every command through it against the test cluster.
+//
+// It is the one part of internal/testenv in a package of its own: it imports
+// pkg/cmd and so every command package, whose in-package tests use testenv.
 package clitest
 
 import (
