@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // What an operator sees in a real terminal: the plugin runs in a tmux pane
@@ -110,16 +110,16 @@ func TestTerminalCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sim.Stop()
-	if err := demo.AddNodes(ctx, sim); err != nil {
+	if err := testenv.AddNodes(ctx, sim); err != nil {
 		t.Fatal(err)
 	}
-	env := &demo.Env{Sim: sim, Dynamic: cluster.Dynamic()}
+	env := &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}
 	for vol, name := range map[string]string{realVolume: "two-active-engines", refusedVol: "issue-4827"} {
-		sc, err := demo.Select([]string{name})
+		sc, err := testenv.SelectScenarios([]string{name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := demo.Build(ctx, env, sc[0], vol); err != nil {
+		if err := testenv.Reach(ctx, env, sc[0], vol); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -35,11 +35,11 @@ var nsSeq atomic.Int64
 
 // env is one test's simulator in a namespace of its own, with nodes
 // node-a and node-b.
-type env struct{ *simtest.Env }
+type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	return &env{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("lhsim-%d", nsSeq.Add(1)), version, 2*time.Minute, waitTimeout)}
+	return &env{testenv.StartSim(t, cluster.RESTConfig(), fmt.Sprintf("lhsim-%d", nsSeq.Add(1)), version, 2*time.Minute, waitTimeout)}
 }
 
 func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {

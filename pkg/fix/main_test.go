@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -45,9 +45,9 @@ func reset(t *testing.T) context.Context {
 	return ctx
 }
 
-func create(t *testing.T, ctx context.Context, o *fixture.Objects) {
+func create(t *testing.T, ctx context.Context, o *testenv.Objects) {
 	t.Helper()
-	if err := fixture.Create(ctx, cluster, o); err != nil {
+	if err := testenv.Create(ctx, cluster, o); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,7 +71,7 @@ func ri(r longhorn.Resource) interface {
 // the namespace: equal maps before and after a run mean nothing was written.
 func versions(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
-	out, err := fixture.ResourceVersions(ctx, cluster, fixture.WrittenResources)
+	out, err := testenv.ResourceVersions(ctx, cluster, testenv.WrittenResources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func versions(t *testing.T, ctx context.Context) map[string]string {
 
 func assertUnchanged(t *testing.T, before, after map[string]string) {
 	t.Helper()
-	if diffs := fixture.Changes(before, after); len(diffs) > 0 {
+	if diffs := testenv.Changes(before, after); len(diffs) > 0 {
 		t.Errorf("objects changed:\n  %s", strings.Join(diffs, "\n  "))
 	}
 }

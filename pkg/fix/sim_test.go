@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -31,11 +31,11 @@ const (
 
 var simSeq atomic.Int64
 
-type simEnv struct{ *simtest.Env }
+type simEnv struct{ *testenv.Env }
 
 func newSim(t *testing.T, version string) *simEnv {
 	t.Helper()
-	return &simEnv{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("fix-sim-%d", simSeq.Add(1)), version, 4*time.Minute, simWait)}
+	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), fmt.Sprintf("fix-sim-%d", simSeq.Add(1)), version, 4*time.Minute, simWait)}
 }
 
 // fix runs the real command in the simulator's namespace.

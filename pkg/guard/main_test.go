@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
@@ -315,7 +315,7 @@ func runCmd(t *testing.T, ctx context.Context, kubeconfig string, args ...string
 
 var simSeq atomic.Int64
 
-type simEnv struct{ *simtest.Env }
+type simEnv struct{ *testenv.Env }
 
 // newSim starts a simulator of version in a namespace of its own (or in ns
 // when given) with two nodes.
@@ -324,7 +324,7 @@ func newSim(t *testing.T, version, ns string) *simEnv {
 	if ns == "" {
 		ns = fmt.Sprintf("guard-%d", simSeq.Add(1))
 	}
-	return &simEnv{simtest.Start(t, cluster.RESTConfig(), ns, version, 5*time.Minute, simWait)}
+	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), ns, version, 5*time.Minute, simWait)}
 }
 
 func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -295,7 +295,7 @@ func TestDeployRoles(t *testing.T) {
 	t.Cleanup(full.Stop)
 	ns := kubeserver.Namespace
 	run := userSeq.Add(1)
-	e := &simEnv{simtest.Start(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
+	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	guardRules := roleRules(t, "rbac-guard.yaml")
 	scanRules := roleRules(t, "rbac-scan.yaml")
 	user := func(name string, rules []rbacv1.PolicyRule) string {

@@ -14,10 +14,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -47,11 +47,11 @@ var nsSeq atomic.Int64
 
 // env is one test's simulated Longhorn in its own namespace, with nodes
 // node-a and node-b.
-type env struct{ *simtest.Env }
+type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	return &env{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("migrate-%d", nsSeq.Add(1)), version, 3*time.Minute, waitTimeout)}
+	return &env{testenv.StartSim(t, cluster.RESTConfig(), fmt.Sprintf("migrate-%d", nsSeq.Add(1)), version, 3*time.Minute, waitTimeout)}
 }
 
 // run runs the real command tree against the test cluster in e's namespace.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 )
 
 // scan through a proxy that fails requests on purpose. Transient failures
@@ -22,7 +22,7 @@ func startFaultProxy(t *testing.T) (*faultproxy.Proxy, string) {
 
 func TestScanUnderFaults(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.TwoActiveEngines("v1.4.3", "vol-a"))); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.TwoActiveEngines("v1.4.3", "vol-a"))); err != nil {
 		t.Fatal(err)
 	}
 	p, kc := startFaultProxy(t)

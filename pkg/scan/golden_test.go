@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -45,11 +45,11 @@ func golden(t *testing.T, name, got string) {
 
 func TestGoldenOutputs(t *testing.T) {
 	ctx := reset(t)
-	objs := fixture.Nodes()
-	for _, s := range fixture.Scenarios {
+	objs := testenv.Nodes()
+	for _, s := range testenv.Scenarios {
 		objs.Add(s.Build("v1.4.3", s.Name))
 	}
-	if err := fixture.Create(ctx, cluster, objs); err != nil {
+	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ file, output string }{

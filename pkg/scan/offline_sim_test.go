@@ -14,10 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
@@ -43,9 +42,9 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
 			sim := startSim(ctx, t, tc.version)
-			env := &demo.Env{Sim: sim, Dynamic: cluster.Dynamic()}
-			for _, sc := range demo.Scenarios {
-				if err := demo.Build(ctx, env, sc, ""); err != nil {
+			env := &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}
+			for _, sc := range testenv.Scenarios {
+				if err := testenv.Reach(ctx, env, sc, ""); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -62,11 +61,11 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			}
 			want := verdicts(offReport(t, live))
 
-			objs, err := bundletest.ObjectsFrom(ctx, cluster.Dynamic(), ns)
+			objs, err := testenv.JSONObjectsFrom(ctx, cluster.Dynamic(), ns)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := &bundletest.Bundle{
+			b := &testenv.Bundle{
 				CreatedAt: time.Now().UTC().Truncate(time.Second),
 				Objects:   objs,
 				Logs:      managerLogs(ns, sim),
@@ -118,11 +117,11 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			f := offFinding(offReport(t, live), stuck)
 			repair(ctx, t, ns, tc.action, f.Stale[0])
 			if err := sim.WaitFor(ctx, stuck, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return len(es) == 1 && es[0].Name == f.Keep && es[0].Spec.Active && v.Status.CurrentNodeID == demo.NodeB && len(rs) > 0 && allActive(rs)
+				return len(es) == 1 && es[0].Name == f.Keep && es[0].Spec.Active && v.Status.CurrentNodeID == testenv.NodeB && len(rs) > 0 && allActive(rs)
 			}); err != nil {
 				t.Fatalf("no convergence after the repair: %v", err)
 			}
-			if objs, err = bundletest.ObjectsFrom(ctx, cluster.Dynamic(), ns); err != nil {
+			if objs, err = testenv.JSONObjectsFrom(ctx, cluster.Dynamic(), ns); err != nil {
 				t.Fatal(err)
 			}
 			b.Objects, b.Logs, b.CreatedAt = objs, managerLogs(ns, sim), time.Now().UTC().Truncate(time.Second)
@@ -150,7 +149,7 @@ func startSim(ctx context.Context, t *testing.T, version string) *lhsim.Sim {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Stop)
-	if err := demo.AddNodes(ctx, sim); err != nil {
+	if err := testenv.AddNodes(ctx, sim); err != nil {
 		t.Fatal(err)
 	}
 	return sim
@@ -164,7 +163,7 @@ func managerLogs(ns string, sim *lhsim.Sim) map[string]string {
 	var b strings.Builder
 	now := time.Now().UTC()
 	for _, l := range sim.Logs("") {
-		b.WriteString(bundletest.KubeletPrefix(now, l) + "\n")
+		b.WriteString(testenv.KubeletPrefix(now, l) + "\n")
 	}
 	return map[string]string{ns + "/longhorn-manager-sim01/longhorn-manager.log": b.String()}
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 )
 
@@ -35,12 +35,12 @@ func TestScanFindsTheSimulatedBug(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sim.Stop()
-			env := &demo.Env{Sim: sim, Dynamic: cluster.Dynamic()}
-			if err := demo.AddNodes(ctx, sim); err != nil {
+			env := &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}
+			if err := testenv.AddNodes(ctx, sim); err != nil {
 				t.Fatal(err)
 			}
-			for _, sc := range demo.Scenarios {
-				if err := demo.Build(ctx, env, sc, ""); err != nil {
+			for _, sc := range testenv.Scenarios {
+				if err := testenv.Reach(ctx, env, sc, ""); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -76,11 +76,11 @@ func TestScanFindsTheSimulatedBug(t *testing.T) {
 				}
 			}
 			stuck := got["two-active-engines"]
-			if stuck.Evidence.CurrentNodeID != demo.NodeB || len(stuck.Stale) != 1 {
+			if stuck.Evidence.CurrentNodeID != testenv.NodeB || len(stuck.Stale) != 1 {
 				t.Fatalf("evidence: %+v", stuck.Evidence)
 			}
 			for _, e := range stuck.Evidence.Engines {
-				if (e.Name == stuck.Keep) != (e.NodeID == demo.NodeB) {
+				if (e.Name == stuck.Keep) != (e.NodeID == testenv.NodeB) {
 					t.Errorf("keep must be the engine on node-b: keep=%s, engine %s on %s", stuck.Keep, e.Name, e.NodeID)
 				}
 			}
