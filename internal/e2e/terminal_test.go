@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
@@ -102,17 +101,7 @@ func TestTerminalCapture(t *testing.T) {
 	if err := cluster.EnsureNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: "v1.4.3", Logf: func(string, ...any) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Stop()
-	if err := testenv.AddNodes(ctx, sim); err != nil {
-		t.Fatal(err)
-	}
+	sim := testenv.StartScenarioSim(ctx, t, cluster.RESTConfig(), ns, "v1.4.3")
 	env := &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}
 	for vol, name := range map[string]string{realVolume: "two-active-engines", refusedVol: "issue-4827"} {
 		sc, err := testenv.SelectScenarios([]string{name})

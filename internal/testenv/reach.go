@@ -8,10 +8,12 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -162,4 +164,32 @@ func reachIssue4827(ctx context.Context, e *SimCluster, vol string) error {
 	patch := []byte(`{"spec":{"nodeID":""}}`)
 	_, err := e.Dynamic.Resource(longhorn.Volumes.GVR()).Namespace(s.Namespace()).Patch(ctx, vol, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "longhorn-sim-demo"})
 	return err
+}
+
+// StartScenarioSim runs a simulator of version in namespace ns (empty:
+// Longhorn's default) with the scenario nodes, until the test ends.
+func StartScenarioSim(ctx context.Context, t testing.TB, cfg *rest.Config, ns, version string) *lhsim.Sim {
+	t.Helper()
+	sim, err := lhsim.New(cfg, lhsim.Options{Namespace: ns, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Stop)
+	if err := AddNodes(ctx, sim); err != nil {
+		t.Fatal(err)
+	}
+	return sim
+}
+
+// ReachAll reaches each of scs, every volume named after its scenario.
+func ReachAll(ctx context.Context, c *SimCluster, scs []Scenario) error {
+	for _, sc := range scs {
+		if err := Reach(ctx, c, sc, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }

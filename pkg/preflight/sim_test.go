@@ -43,11 +43,8 @@ func (e *env) build(names ...string) {
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	de := &testenv.SimCluster{Sim: e.Sim, Dynamic: cluster.Dynamic()}
-	for _, sc := range scs {
-		if err := testenv.Reach(e.Ctx, de, sc, ""); err != nil {
-			e.T.Fatal(err)
-		}
+	if err := testenv.ReachAll(e.Ctx, &testenv.SimCluster{Sim: e.Sim, Dynamic: cluster.Dynamic()}, scs); err != nil {
+		e.T.Fatal(err)
 	}
 }
 

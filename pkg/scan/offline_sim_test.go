@@ -41,12 +41,9 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			ctx := reset(t)
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
-			sim := startSim(ctx, t, tc.version)
-			env := &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}
-			for _, sc := range testenv.Scenarios {
-				if err := testenv.Reach(ctx, env, sc, ""); err != nil {
-					t.Fatal(err)
-				}
+			sim := testenv.StartScenarioSim(ctx, t, cluster.RESTConfig(), "", tc.version)
+			if err := testenv.ReachAll(ctx, &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}, testenv.Scenarios); err != nil {
+				t.Fatal(err)
 			}
 			ns := sim.Namespace()
 			const stuck = "two-active-engines"
@@ -137,22 +134,6 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			}
 		})
 	}
-}
-
-func startSim(ctx context.Context, t *testing.T, version string) *lhsim.Sim {
-	t.Helper()
-	sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Stop)
-	if err := testenv.AddNodes(ctx, sim); err != nil {
-		t.Fatal(err)
-	}
-	return sim
 }
 
 // managerLogs puts the simulator's log into the bundle as the manager's

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -27,22 +26,9 @@ func TestScanFindsTheSimulatedBug(t *testing.T) {
 			ctx := reset(t)
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
-			sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Version: tc.version})
-			if err != nil {
+			sim := testenv.StartScenarioSim(ctx, t, cluster.RESTConfig(), "", tc.version)
+			if err := testenv.ReachAll(ctx, &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}, testenv.Scenarios); err != nil {
 				t.Fatal(err)
-			}
-			if err := sim.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer sim.Stop()
-			env := &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}
-			if err := testenv.AddNodes(ctx, sim); err != nil {
-				t.Fatal(err)
-			}
-			for _, sc := range testenv.Scenarios {
-				if err := testenv.Reach(ctx, env, sc, ""); err != nil {
-					t.Fatal(err)
-				}
 			}
 			if errs := sim.SyncErrors("two-active-engines"); len(errs) == 0 || !strings.Contains(errs[len(errs)-1], "BUG: found the second active engine") {
 				t.Fatalf("the simulator should report the BUG error, got %q", errs)
