@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -71,7 +72,7 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 		code int
 		// sent: writes of the patched resource that reached the server.
 		sent int
-		// end: "node-a" or "node-b" (settled there, nothing lost), or
+		// end: "node-a" or "node-b" (testenv.Settled there, nothing lost), or
 		// "migrating" (the migration still in place).
 		end  string
 		errs []string
@@ -128,7 +129,7 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 					e.expectNoDataLoss(vol)
 					return
 				}
-				e.WaitFor("settled on "+tt.end, vol, settled(tt.end))
+				e.WaitFor("testenv.Settled on "+tt.end, vol, testenv.Settled(tt.end))
 				e.expectNoDataLoss(vol)
 			})
 		}
@@ -213,7 +214,7 @@ func TestSignalDuringConfirm(t *testing.T) {
 					t.Errorf("the held confirm reached the server: %v, want %v", r.Forwarded, tt.sent == 1)
 				}
 			}
-			e.WaitFor(fmt.Sprintf("settled on %s", tt.end), vol, settled(tt.end))
+			e.WaitFor(fmt.Sprintf("testenv.Settled on %s", tt.end), vol, testenv.Settled(tt.end))
 			e.expectNoDataLoss(vol)
 		})
 	}

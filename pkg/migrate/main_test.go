@@ -89,39 +89,18 @@ func (e *env) createAttached(opts lhsim.VolumeOptions, vols ...string) {
 	}
 	for _, vol := range vols {
 		e.WaitFor("attached to node-a and healthy", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-			return settled(nodeA)(v, es, rs) && v.Status.Robustness == longhorn.RobustnessHealthy
+			return testenv.Settled(nodeA)(v, es, rs) && v.Status.Robustness == longhorn.RobustnessHealthy
 		})
 	}
 }
 
-// settled: exactly one engine, active, running on node, every replica
-// serving it and active, no migration left (what the command verifies,
-// checked here independently).
-func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool {
-	return func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		if len(es) != 1 || !es[0].Spec.Active || es[0].Spec.NodeID != node || es[0].Status.CurrentState != longhorn.StateRunning {
-			return false
-		}
-		if v.Spec.NodeID != node || v.Status.CurrentNodeID != node || v.Spec.MigrationNodeID != "" ||
-			v.Status.CurrentMigrationNodeID != "" || v.Status.State != longhorn.VolumeStateAttached || len(rs) == 0 {
-			return false
-		}
-		for _, r := range rs {
-			if r.Spec.EngineName != es[0].Name || !r.Spec.Active || r.DeletionTimestamp != nil {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// expectSettled asserts the volume is (now, without waiting) settled on node
+// expectSettled asserts the volume is (now, without waiting) testenv.Settled on node
 // with its data intact.
 func (e *env) expectSettled(vol, node string) {
 	e.T.Helper()
 	v, es, rs := e.State(vol)
-	if !settled(node)(v, es, rs) {
-		e.T.Errorf("volume %s not settled on %s:\n%s", vol, node, lhsim.Describe(v, es, rs))
+	if !testenv.Settled(node)(v, es, rs) {
+		e.T.Errorf("volume %s not testenv.Settled on %s:\n%s", vol, node, lhsim.Describe(v, es, rs))
 	}
 	e.expectNoDataLoss(vol)
 }
