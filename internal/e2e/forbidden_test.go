@@ -30,12 +30,7 @@ func resourceVersions(ctx context.Context, t *testing.T) map[string]string {
 	return out
 }
 
-func assertUnchanged(t *testing.T, before, after map[string]string) {
-	t.Helper()
-	if diffs := testenv.Changes(before, after); len(diffs) > 0 {
-		t.Errorf("objects changed: %s", strings.Join(diffs, "; "))
-	}
-}
+var assertUnchanged = testenv.AssertUnchanged
 
 func readLog(t *testing.T, dir string) string {
 	t.Helper()

@@ -2,8 +2,6 @@ package fix_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -78,12 +76,7 @@ func versions(t *testing.T, ctx context.Context) map[string]string {
 	return out
 }
 
-func assertUnchanged(t *testing.T, before, after map[string]string) {
-	t.Helper()
-	if diffs := testenv.Changes(before, after); len(diffs) > 0 {
-		t.Errorf("objects changed:\n  %s", strings.Join(diffs, "\n  "))
-	}
-}
+var assertUnchanged = testenv.AssertUnchanged
 
 func getEngine(t *testing.T, ctx context.Context, name string) *unstructured.Unstructured {
 	t.Helper()
@@ -105,31 +98,13 @@ func touch(t *testing.T, ctx context.Context, r longhorn.Resource, name string) 
 	}
 }
 
-func contains(t *testing.T, what, text string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if !strings.Contains(text, s) {
-			t.Errorf("%s does not contain %q", what, s)
-		}
-	}
-}
+// contains fails the test for each of subs that text lacks.
+var contains = testenv.Contains
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func noFile(t *testing.T, path string) {
-	t.Helper()
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		entries, _ := filepath.Glob(filepath.Join(path, "*"))
-		t.Errorf("%s exists (%v): nothing should have been written", path, entries)
-	}
-}
+var (
+	readFile = testenv.ReadFile
+	noFile   = testenv.NoFile
+)
 
 // Longhorn releases of each behaviour class.
 var (

@@ -286,11 +286,4 @@ func containsAny(lines []string, sub string) bool {
 	return false
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+var readFile = testenv.ReadFile
