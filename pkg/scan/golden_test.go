@@ -2,8 +2,6 @@ package scan_test
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -27,20 +25,7 @@ func normalise(s string) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	got = normalise(got)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./pkg/scan -run Golden -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file; got:\n%s\nwant:\n%s", name, got, want)
-	}
+	testenv.Golden(t, name, normalise(got), *update)
 }
 
 func TestGoldenOutputs(t *testing.T) {
