@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,6 +200,22 @@ func (b *Bundle) WriteZip(dir string) (string, error) {
 	}
 	p := filepath.Join(dir, b.Name()+".zip")
 	return p, os.WriteFile(p, data, 0o644)
+}
+
+// WriteZipAndDir writes the bundle both ways under dir, or fails the test:
+// as <dir>/<name>.zip and extracted under <dir>/extracted, the two forms a
+// reader must read the same. It returns the zip's and the top folder's path.
+func (b *Bundle) WriteZipAndDir(t testing.TB, dir string) (zipPath, folder string) {
+	t.Helper()
+	zipPath, err := b.WriteZip(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err = b.WriteDir(filepath.Join(dir, "extracted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zipPath, folder
 }
 
 // Zip builds a zip of files in name order, deflated.

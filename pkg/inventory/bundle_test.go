@@ -34,14 +34,7 @@ func loadOK(t *testing.T, path string, o OfflineOptions) (*Offline, *warnings) {
 func TestLoadBundleZipAndFolder(t *testing.T) {
 	b := fxBundle()
 	dir := t.TempDir()
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folder, err := b.WriteDir(filepath.Join(dir, "extracted"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipPath, folder := b.WriteZipAndDir(t, dir)
 	var first string
 	for _, path := range []string{zipPath, folder, filepath.Dir(folder)} {
 		t.Run(filepath.Base(path), func(t *testing.T) {

@@ -68,14 +68,7 @@ func TestScanBundleFromSimulator(t *testing.T) {
 				Logs:      managerLogs(ns, sim),
 			}
 			dir := t.TempDir()
-			zipPath, err := b.WriteZip(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			folder, err := b.WriteDir(filepath.Join(dir, "extracted"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			zipPath, folder := b.WriteZipAndDir(t, dir)
 			dump := filepath.Join(dir, "dump.yaml")
 			if err := os.WriteFile(dump, offYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": offAny(objs)}), 0o644); err != nil {
 				t.Fatal(err)

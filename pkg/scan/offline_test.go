@@ -65,14 +65,7 @@ func offScenarioBundle() *testenv.Bundle {
 func TestScanBundle(t *testing.T) {
 	b := offScenarioBundle()
 	dir := t.TempDir()
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folder, err := b.WriteDir(filepath.Join(dir, "x"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipPath, folder := b.WriteZipAndDir(t, dir)
 	for _, path := range []string{zipPath, folder} {
 		t.Run(filepath.Ext(path)+"table", func(t *testing.T) {
 			r := offRun(t, "scan", "--bundle", path)
