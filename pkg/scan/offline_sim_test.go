@@ -30,21 +30,9 @@ import (
 // `kubectl get -o yaml` output. Offline scans must reach the live scan's
 // verdicts and add the log evidence.
 func TestScanBundleFromSimulator(t *testing.T) {
-	for _, tc := range []struct {
-		version string
-		action  detect.Action
-	}{
-		{"v1.4.3", detect.ActionDeactivate},
-		{"v1.5.1", detect.ActionDelete},
-	} {
+	for _, tc := range simGenerations {
 		t.Run(tc.version, func(t *testing.T) {
-			ctx := reset(t)
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			sim := testenv.StartScenarioSim(ctx, t, cluster.RESTConfig(), "", tc.version)
-			if err := testenv.ReachAll(ctx, &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}, testenv.Scenarios); err != nil {
-				t.Fatal(err)
-			}
+			ctx, sim := reachScenarios(t, tc.version)
 			ns := sim.Namespace()
 			const stuck = "two-active-engines"
 			bugLines := countLines(sim.Logs(stuck), "found the second active engine")
