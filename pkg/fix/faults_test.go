@@ -26,9 +26,7 @@ func faultProxy(t *testing.T) (*faultproxy.Proxy, string) {
 
 func runFixVia(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, kubeconfig, withTimeout(append([]string{"fix"}, args...))...)
-	t.Logf("fix %s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(t, ctx, kubeconfig, withTimeout(append([]string{"fix"}, args...))...)
 }
 
 func TestFixWritesUnderFaults(t *testing.T) {

@@ -54,9 +54,7 @@ func create(t *testing.T, ctx context.Context, o *testenv.Objects) {
 // command tree against the test cluster.
 func runFix(t *testing.T, ctx context.Context, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), withTimeout(append([]string{"fix"}, args...))...)
-	t.Logf("fix %s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(t, ctx, cluster.KubeconfigPath(), withTimeout(append([]string{"fix"}, args...))...)
 }
 
 func ri(r longhorn.Resource) interface {

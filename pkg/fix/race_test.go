@@ -276,7 +276,5 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 // clitestRun runs any command of the plugin against the test server.
 func clitestRun(e *simEnv, args ...string) clitest.Result {
 	e.T.Helper()
-	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
-	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, e.Ctx, cluster.KubeconfigPath(), args...)
 }

@@ -41,9 +41,7 @@ func newSim(t *testing.T, version string) *simEnv {
 func (e *simEnv) fix(args ...string) clitest.Result {
 	e.T.Helper()
 	args = append([]string{"fix", "-n", e.NS}, args...)
-	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
-	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, e.Ctx, cluster.KubeconfigPath(), args...)
 }
 
 // produceBug is the seed sequence: attach on node-a, migrate to node-b,

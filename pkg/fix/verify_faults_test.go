@@ -2,7 +2,6 @@ package fix_test
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
@@ -35,8 +34,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 			}
 			args := []string{"fix", "-n", e.NS, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"),
 				"--timeout", "60s", "--request-timeout", "20s"}
-			res := clitest.Run(e.Ctx, kc, args...)
-			t.Logf("%s\n%s", strings.Join(args, " "), res)
+			res := clitest.RunLogged(t, e.Ctx, kc, args...)
 			if res.Code != fix.ExitOK {
 				t.Fatalf("exit %d, want 0", res.Code)
 			}

@@ -300,9 +300,7 @@ func lacks(t *testing.T, what, text string, subs ...string) {
 // runCmd runs one command to its end.
 func runCmd(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, kubeconfig, args...)
-	t.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(t, ctx, kubeconfig, args...)
 }
 
 // --- simulator ---

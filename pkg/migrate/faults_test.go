@@ -26,9 +26,7 @@ import (
 // runVia runs the command tree through the kubeconfig of a fault proxy.
 func (e *env) runVia(ctx context.Context, kubeconfig string, args ...string) clitest.Result {
 	e.T.Helper()
-	res := clitest.Run(ctx, kubeconfig, append(args, "-n", e.NS)...)
-	e.T.Logf("kubectl longhorn-engines %s (through the fault proxy)\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, ctx, kubeconfig, append(args, "-n", e.NS)...)
 }
 
 // writtenResource is what migrate's writes patch on version: the Volume

@@ -61,9 +61,7 @@ func (e *env) run(args ...string) clitest.Result {
 
 func (e *env) runCtx(ctx context.Context, args ...string) clitest.Result {
 	e.T.Helper()
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), append(args, "-n", e.NS)...)
-	e.T.Logf("kubectl longhorn-engines %s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, ctx, cluster.KubeconfigPath(), append(args, "-n", e.NS)...)
 }
 
 // createAttached creates volumes with a replica on node-a and node-b and

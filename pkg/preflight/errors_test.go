@@ -31,9 +31,7 @@ func reset(t *testing.T) context.Context {
 
 func runPreflight(t *testing.T, ctx context.Context, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), append([]string{"preflight"}, args...)...)
-	t.Logf("preflight %s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(t, ctx, cluster.KubeconfigPath(), append([]string{"preflight"}, args...)...)
 }
 
 // lastLine is the last line of stderr: the one error line.

@@ -52,9 +52,7 @@ func (e *env) build(names ...string) {
 func (e *env) run(args ...string) clitest.Result {
 	e.T.Helper()
 	args = append([]string{"preflight", "-n", e.NS}, args...)
-	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
-	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, e.Ctx, cluster.KubeconfigPath(), args...)
 }
 
 func (e *env) report(code int, args ...string) *preflight.Report {

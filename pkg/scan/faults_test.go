@@ -88,9 +88,7 @@ func runScanVia(t *testing.T, kubeconfig string, args ...string) clitest.Result 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := clitest.Run(ctx, kubeconfig, args...)
-	t.Logf("%s\n%s", strings.Join(args, " "), r)
-	return r
+	return clitest.RunLogged(t, ctx, kubeconfig, args...)
 }
 
 func countFaults(p *faultproxy.Proxy) int {
