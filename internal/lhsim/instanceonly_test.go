@@ -26,7 +26,7 @@ func TestInstanceOnly(t *testing.T) {
 	for _, ver := range []string{"v1.4.3", "v1.5.3"} {
 		t.Run(ver, func(t *testing.T) {
 			t.Parallel()
-			ns := fmt.Sprintf("lhsim-io-%d", nsSeq.Add(1))
+			ns := testenv.Namespace("lhsim-io")
 			s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: ver, InstanceOnly: true})
 			if err != nil {
 				t.Fatal(err)
@@ -124,7 +124,7 @@ func TestInstanceOnly(t *testing.T) {
 // bumps the generation of a changed ticket.
 func TestInstanceOnlyTicketGeneration(t *testing.T) {
 	t.Parallel()
-	ns := fmt.Sprintf("lhsim-io-%d", nsSeq.Add(1))
+	ns := testenv.Namespace("lhsim-io")
 	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: "v1.5.3", InstanceOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,7 @@ package lhsim_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,15 +28,13 @@ const (
 	waitTimeout = 60 * time.Second
 )
 
-var nsSeq atomic.Int64
-
 // env is one test's simulator in a namespace of its own, with nodes
 // node-a and node-b.
 type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	return &env{testenv.StartSim(t, cluster.RESTConfig(), fmt.Sprintf("lhsim-%d", nsSeq.Add(1)), version, 2*time.Minute, waitTimeout)}
+	return &env{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("lhsim"), version, 2*time.Minute, waitTimeout)}
 }
 
 func (e *env) va(vol string) *longhorn.VolumeAttachment {

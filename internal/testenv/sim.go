@@ -7,8 +7,10 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,12 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
+
+var nsSeq atomic.Int64
+
+// Namespace returns a namespace name no other test of this process uses,
+// prefix-N, for tests that run side by side on one API server.
+func Namespace(prefix string) string { return fmt.Sprintf("%s-%d", prefix, nsSeq.Add(1)) }
 
 // Env is one test's simulator.
 type Env struct {

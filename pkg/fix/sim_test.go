@@ -1,10 +1,8 @@
 package fix_test
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,13 +26,11 @@ const (
 	simWait = 60 * time.Second
 )
 
-var simSeq atomic.Int64
-
 type simEnv struct{ *testenv.Env }
 
 func newSim(t *testing.T, version string) *simEnv {
 	t.Helper()
-	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), fmt.Sprintf("fix-sim-%d", simSeq.Add(1)), version, 4*time.Minute, simWait)}
+	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("fix-sim"), version, 4*time.Minute, simWait)}
 }
 
 // fix runs the real command in the simulator's namespace.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -305,8 +304,6 @@ func runCmd(t *testing.T, ctx context.Context, kubeconfig string, args ...string
 
 // --- simulator ---
 
-var simSeq atomic.Int64
-
 type simEnv struct{ *testenv.Env }
 
 // newSim starts a simulator of version in a namespace of its own (or in ns
@@ -314,7 +311,7 @@ type simEnv struct{ *testenv.Env }
 func newSim(t *testing.T, version, ns string) *simEnv {
 	t.Helper()
 	if ns == "" {
-		ns = fmt.Sprintf("guard-%d", simSeq.Add(1))
+		ns = testenv.Namespace("guard")
 	}
 	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), ns, version, 5*time.Minute, simWait)}
 }

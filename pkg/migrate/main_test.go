@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,15 +41,13 @@ const (
 	poll = "--poll-interval=20ms"
 )
 
-var nsSeq atomic.Int64
-
 // env is one test's simulated Longhorn in its own namespace, with nodes
 // node-a and node-b.
 type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	return &env{testenv.StartSim(t, cluster.RESTConfig(), fmt.Sprintf("migrate-%d", nsSeq.Add(1)), version, 3*time.Minute, waitTimeout)}
+	return &env{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("migrate"), version, 3*time.Minute, waitTimeout)}
 }
 
 // run runs the real command tree against the test cluster in e's namespace.
