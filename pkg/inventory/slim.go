@@ -11,8 +11,8 @@ import (
 // (docs/performance.md): managedFields, annotations, owner references and
 // finalizers; labels, but the longhornvolume label of an engine or replica
 // whose spec names no volume (the one label longhorn.VolumeOf reads); the
-// details of each snapshot, whose names alone are read; the parameters of
-// attachment tickets (migrate reads them from its own requests). Backups
+// snapshots of engines and the parameters of attachment tickets (migrate
+// alone reads them, from its own requests). Backups
 // and the re-check before a write decode their own copy of each object
 // (ReadVolume), untouched.
 //
@@ -36,9 +36,7 @@ func slim(obj any, in interner) {
 	switch o := obj.(type) {
 	case *longhorn.Engine:
 		o.Labels = volumeLabelOnly(o.Spec.VolumeName, labels)
-		for k := range o.Status.Snapshots {
-			o.Status.Snapshots[k] = nil
-		}
+		o.Status.Snapshots = nil
 	case *longhorn.Replica:
 		o.Labels = volumeLabelOnly(o.Spec.VolumeName, labels)
 	case *longhorn.VolumeAttachment:
