@@ -1,10 +1,10 @@
 package guard
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
@@ -25,51 +25,33 @@ func volumeIndexFunc(r longhorn.Resource) cache.IndexFunc {
 	}
 }
 
-// volumeOf names the volume an object of resource r belongs to ("" when it
-// names none).
+// volumeOf names the volume a cached object of resource r belongs to
+// ("" when it names none), by longhorn.VolumeOf's rule. An object compact
+// could not type is judged by the fields that rule reads, so that reading it
+// from the cache still reports why it does not decode.
 func volumeOf(r longhorn.Resource, obj any) string {
-	u, ok := asUnstructured(obj)
-	if !ok {
-		return ""
-	}
-	switch r {
-	case longhorn.Volumes:
-		return u.GetName()
-	case longhorn.Settings:
-		return ""
-	case longhorn.VolumeAttachments:
-		if v, _, _ := unstructured.NestedString(u.Object, "spec", "volume"); v != "" {
-			return v
-		}
-		return u.GetName()
-	}
-	if v, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName"); v != "" {
-		return v
-	}
-	return u.GetLabels()[longhorn.VolumeLabel]
-}
-
-// asUnstructured unwraps the informer's objects, including the tombstone of
-// an object deleted while the watch was down.
-func asUnstructured(obj any) (*unstructured.Unstructured, bool) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	u, ok := obj.(*unstructured.Unstructured)
-	return u, ok && u != nil
-}
-
-// decode fills a typed model through JSON: the models keep raw JSON for some
-// fields, which the reflection converter does not handle.
-func decode(u *unstructured.Unstructured, into any) error {
-	b, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
+	if !ok {
+		return longhorn.VolumeOf(obj)
 	}
-	if err := json.Unmarshal(b, into); err != nil {
-		return fmt.Errorf("decoding %s %q: %w", u.GetKind(), u.GetName(), err)
+	meta := metav1.ObjectMeta{Name: u.GetName(), Labels: u.GetLabels()}
+	switch r {
+	case longhorn.Volumes:
+		return longhorn.VolumeOf(&longhorn.Volume{ObjectMeta: meta})
+	case longhorn.Engines:
+		v, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName")
+		return longhorn.VolumeOf(&longhorn.Engine{ObjectMeta: meta, Spec: longhorn.EngineSpec{VolumeName: v}})
+	case longhorn.Replicas:
+		v, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName")
+		return longhorn.VolumeOf(&longhorn.Replica{ObjectMeta: meta, Spec: longhorn.ReplicaSpec{VolumeName: v}})
+	case longhorn.VolumeAttachments:
+		v, _, _ := unstructured.NestedString(u.Object, "spec", "volume")
+		return longhorn.VolumeOf(&longhorn.VolumeAttachment{ObjectMeta: meta, Spec: longhorn.VolumeAttachmentSpec{Volume: v}})
 	}
-	return nil
+	return ""
 }
 
 // stateFor builds what detect reads for one volume from the informer
@@ -87,12 +69,11 @@ func (g *Guard) stateFor(vol string, now time.Time) (st *longhorn.State, found b
 	if err != nil || !ok {
 		return st, false, err
 	}
-	u, _ := asUnstructured(obj)
-	var v longhorn.Volume
-	if err := decode(u, &v); err != nil {
+	v, err := cached[longhorn.Volume](obj)
+	if err != nil {
 		return nil, false, err
 	}
-	st.Volumes = []longhorn.Volume{v}
+	st.Volumes = []longhorn.Volume{*v}
 	for _, r := range []longhorn.Resource{longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments} {
 		inf := g.informer(r)
 		if inf == nil {
@@ -103,32 +84,31 @@ func (g *Guard) stateFor(vol string, now time.Time) (st *longhorn.State, found b
 			return nil, false, err
 		}
 		for _, o := range objs {
-			u, ok := asUnstructured(o)
-			if !ok {
-				continue
-			}
+			// The State gets copies: classification must not change the cache.
 			switch r {
 			case longhorn.Engines:
-				var e longhorn.Engine
-				if err := decode(u, &e); err != nil {
+				e, err := cached[longhorn.Engine](o)
+				if err != nil {
 					return nil, false, err
 				}
-				st.Engines = append(st.Engines, e)
+				st.Engines = append(st.Engines, *e)
 			case longhorn.Replicas:
-				var x longhorn.Replica
-				if err := decode(u, &x); err != nil {
+				x, err := cached[longhorn.Replica](o)
+				if err != nil {
 					return nil, false, err
 				}
-				st.Replicas = append(st.Replicas, x)
+				st.Replicas = append(st.Replicas, *x)
 			default:
-				var va longhorn.VolumeAttachment
-				if err := decode(u, &va); err != nil {
+				va, err := cached[longhorn.VolumeAttachment](o)
+				if err != nil {
 					return nil, false, err
 				}
-				st.VolumeAttachments = append(st.VolumeAttachments, va)
+				st.VolumeAttachments = append(st.VolumeAttachments, *va)
 			}
 		}
 	}
+	// The index keeps no order; the lines that list engines should.
+	longhorn.SortEngines(st.Engines)
 	return st, true, nil
 }
 
@@ -143,9 +123,8 @@ func (g *Guard) version() (longhorn.Version, string) {
 	if err != nil || !ok {
 		return longhorn.Version{}, "setting " + longhorn.VersionSetting + " not found"
 	}
-	u, _ := asUnstructured(obj)
-	var s longhorn.Setting
-	if err := decode(u, &s); err != nil {
+	s, err := cached[longhorn.Setting](obj)
+	if err != nil {
 		return longhorn.Version{}, err.Error()
 	}
 	v, err := longhorn.ParseVersion(s.Value)

@@ -28,32 +28,64 @@ func TestCompactKeepsWhatClassificationReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := got.(*unstructured.Unstructured)
-	if _, ok := c.Object["metadata"].(map[string]any)["managedFields"]; ok {
+	after, ok := got.(*longhorn.Engine)
+	if !ok {
+		t.Fatalf("the cache holds %T, want *longhorn.Engine", got)
+	}
+	if after.ManagedFields != nil {
 		t.Error("managedFields kept")
 	}
-	if c.GetAnnotations() != nil {
+	if after.Annotations != nil {
 		t.Error("annotations kept")
 	}
-	if _, ok := c.Object["spec"].(map[string]any)["unknownField"]; ok {
-		t.Error("a field the model does not declare was kept")
-	}
-	var before, after longhorn.Engine
+	var before longhorn.Engine
 	if err := decode(u, &before); err != nil {
-		t.Fatal(err)
-	}
-	if err := decode(c, &after); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(before.SnapshotNames(), after.SnapshotNames()) {
 		t.Errorf("snapshot names: %v, want %v", after.SnapshotNames(), before.SnapshotNames())
 	}
+	if after.Status.Snapshots["snap-1"] != nil {
+		t.Error("snapshot details kept")
+	}
+	snaps := after.Status.Snapshots
 	before.ManagedFields, before.Annotations, before.Status.Snapshots, after.Status.Snapshots = nil, nil, nil, nil
 	if b, a := js(before), js(after); b != a {
 		t.Errorf("typed view changed:\n%s\nwant\n%s", a, b)
 	}
-	if c.GetName() != u.GetName() || volumeOf(longhorn.Engines, c) != "vol" || c.GetKind() != "Engine" {
-		t.Errorf("identity lost: %s %s %s", c.GetKind(), c.GetName(), volumeOf(longhorn.Engines, c))
+	after.Status.Snapshots = snaps
+	if after.Name != u.GetName() || volumeOf(longhorn.Engines, got) != "vol" || objectMeta(got).GetName() != u.GetName() {
+		t.Errorf("identity lost: %s %s", after.Name, volumeOf(longhorn.Engines, got))
+	}
+	// Typing is idempotent: an object typed already is stored as it is.
+	if again, _ := compact(longhorn.Engines)(got); again != got {
+		t.Error("a typed object was transformed again")
+	}
+}
+
+// An object the model cannot decode is kept whole, still found by its
+// volume, and reading it reports why.
+func TestCompactKeepsUndecodable(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "longhorn.io/v1beta2", "kind": "Engine",
+		"metadata": map[string]any{"name": "e1", "namespace": "longhorn-system"},
+		"spec":     map[string]any{"volumeName": "vol", "active": "yes"},
+	}}
+	got, err := compact(longhorn.Engines)(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != any(u) {
+		t.Fatalf("undecodable object replaced by %T", got)
+	}
+	if v := volumeOf(longhorn.Engines, got); v != "vol" {
+		t.Errorf("volumeOf = %q, want vol", v)
+	}
+	if _, err := cached[longhorn.Engine](got); err == nil {
+		t.Error("reading an undecodable engine did not fail")
+	}
+	if d := describe(longhorn.Engines, got); d != "(undecodable)" {
+		t.Errorf("describe = %q", d)
 	}
 }
 

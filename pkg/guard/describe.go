@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -15,13 +13,13 @@ import (
 // key=value pairs, for the event lines. Two versions of an object with the
 // same description differ in nothing the guard reports, and their update
 // is not logged (it still triggers a classification).
-func describe(r longhorn.Resource, u *unstructured.Unstructured) string {
+func describe(r longhorn.Resource, obj any) string {
 	var kv []string
 	add := func(k, v string) { kv = append(kv, k+"="+dash(v)) }
 	switch r {
 	case longhorn.Volumes:
-		var v longhorn.Volume
-		if decode(u, &v) != nil {
+		v, err := cached[longhorn.Volume](obj)
+		if err != nil {
 			return "(undecodable)"
 		}
 		add("state", v.Status.State)
@@ -33,27 +31,27 @@ func describe(r longhorn.Resource, u *unstructured.Unstructured) string {
 		}
 		add("robustness", v.Status.Robustness)
 	case longhorn.Engines:
-		var e longhorn.Engine
-		if decode(u, &e) != nil {
+		e, err := cached[longhorn.Engine](obj)
+		if err != nil {
 			return "(undecodable)"
 		}
-		add("volume", volumeOf(r, u))
+		add("volume", volumeOf(r, obj))
 		add("node", e.Spec.NodeID)
 		add("active", fmt.Sprint(e.Spec.Active))
 		add("state", e.Status.CurrentState)
 	case longhorn.Replicas:
-		var x longhorn.Replica
-		if decode(u, &x) != nil {
+		x, err := cached[longhorn.Replica](obj)
+		if err != nil {
 			return "(undecodable)"
 		}
-		add("volume", volumeOf(r, u))
+		add("volume", volumeOf(r, obj))
 		add("engine", x.Spec.EngineName)
 		add("node", x.Spec.NodeID)
 		add("active", fmt.Sprint(x.Spec.Active))
 		add("state", x.Status.CurrentState)
 	case longhorn.VolumeAttachments:
-		var va longhorn.VolumeAttachment
-		if decode(u, &va) != nil {
+		va, err := cached[longhorn.VolumeAttachment](obj)
+		if err != nil {
 			return "(undecodable)"
 		}
 		var ts []string
@@ -66,16 +64,16 @@ func describe(r longhorn.Resource, u *unstructured.Unstructured) string {
 			ts = append(ts, fmt.Sprintf("%s@%s(%s)", dash(t.Type), dash(t.NodeID), s))
 		}
 		sort.Strings(ts)
-		add("volume", volumeOf(r, u))
+		add("volume", volumeOf(r, obj))
 		add("tickets", strings.Join(ts, ","))
 	case longhorn.Settings:
-		var s longhorn.Setting
-		if decode(u, &s) != nil {
+		s, err := cached[longhorn.Setting](obj)
+		if err != nil {
 			return "(undecodable)"
 		}
 		add("value", s.Value)
 	}
-	if u.GetDeletionTimestamp() != nil {
+	if m := objectMeta(obj); m != nil && m.GetDeletionTimestamp() != nil {
 		kv = append(kv, "deleting=true")
 	}
 	return strings.Join(kv, " ")

@@ -90,30 +90,28 @@ func (g *Guard) informer(r longhorn.Resource) cache.SharedIndexInformer {
 // classification. Objects of the initial list are not logged one by one:
 // the start line counts them and every volume is classified.
 func (g *Guard) onEvent(r longhorn.Resource, what string, old, obj any, initial bool) {
-	u, ok := asUnstructured(obj)
-	if !ok {
+	m := objectMeta(obj)
+	if m == nil {
 		return
 	}
 	if r == longhorn.Settings {
-		g.onSetting(what, old, u, initial)
+		g.onSetting(what, old, obj, m.GetName(), initial)
 		return
 	}
-	vol := volumeOf(r, u)
+	vol := volumeOf(r, obj)
 	if vol == "" || !g.selected(vol) {
 		return
 	}
 	if !initial {
-		desc := describe(r, u)
-		if what == evChanged {
-			if ou, ok := asUnstructured(old); ok && describe(r, ou) == desc {
-				desc = ""
-			}
+		desc := describe(r, obj)
+		if what == evChanged && old != nil && describe(r, old) == desc {
+			desc = ""
 		}
 		switch {
 		case what == evGone:
-			g.out.Printf("%s %q %s (was %s)", r.Qualified(), u.GetName(), what, desc)
+			g.out.Printf("%s %q %s (was %s)", r.Qualified(), m.GetName(), what, desc)
 		case desc != "":
-			g.out.Printf("%s %q %s: %s", r.Qualified(), u.GetName(), what, desc)
+			g.out.Printf("%s %q %s: %s", r.Qualified(), m.GetName(), what, desc)
 		}
 	}
 	g.queue.Add(vol)
@@ -121,19 +119,19 @@ func (g *Guard) onEvent(r longhorn.Resource, what string, old, obj any, initial 
 
 // onSetting follows the Longhorn version: an upgrade during the window
 // changes what is repairable and how, so every volume is classified again.
-func (g *Guard) onSetting(what string, old any, u *unstructured.Unstructured, initial bool) {
-	if initial || u.GetName() != longhorn.VersionSetting {
+func (g *Guard) onSetting(what string, old, obj any, name string, initial bool) {
+	if initial || name != longhorn.VersionSetting {
 		return
 	}
-	desc := describe(longhorn.Settings, u)
-	if ou, ok := asUnstructured(old); ok {
-		was := describe(longhorn.Settings, ou)
+	desc := describe(longhorn.Settings, obj)
+	if objectMeta(old) != nil {
+		was := describe(longhorn.Settings, old)
 		if was == desc {
 			return
 		}
 		desc += " (was " + was + ")"
 	}
-	g.out.Printf("%s %q %s: %s", longhorn.Settings.Qualified(), u.GetName(), what, desc)
+	g.out.Printf("%s %q %s: %s", longhorn.Settings.Qualified(), name, what, desc)
 	v, _ := g.version()
 	if v.HasVolumeAttachments() && g.informer(longhorn.VolumeAttachments) == nil {
 		g.errOut.Printf("Longhorn is now %s: watching %s too", v, longhorn.VolumeAttachments.GroupResource())
