@@ -41,7 +41,8 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 }
 
 // repair hands a #6642 volume to fix's per-volume pipeline (plan from a
-// fresh read, back up, write pinned to uid and resourceVersion, verify),
+// fresh read, back up that read, write pinned to uid and resourceVersion,
+// verify),
 // exactly what `kubectl longhorn-engines fix VOLUME` would do, then verifies
 // the migration on to itself.
 func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCmd string) error {
@@ -72,7 +73,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 	if !p.Acts() {
 		return stop("--fix: fix does not act on volume %s: %s", s.vol, p.Why)
 	}
-	out := r.RepairVolume(ctx, p)
+	out := r.RepairFresh(ctx, p)
 	if out.Result != fix.ResultRepaired {
 		s.step("Not repaired by fix (%s): %s.", out.Result, out.Detail)
 		return stop("--fix: volume %s was not repaired (%s)", s.vol, out.Result)
