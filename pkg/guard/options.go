@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
@@ -131,34 +130,25 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 
 	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
-	r := &fix.Repairer{
+	r, err := fix.NewRepairer(fix.RepairerConfig{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
 		Wait: f.Wait, Timeout: f.Timeout, PollInterval: pollInterval(),
-		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr,
+		BackupDir: f.BackupDir, BackupTo: f.BackupTo, Now: o.now(), Printer: pr,
+	})
+	if err != nil {
+		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 	}
+	defer r.Close()
 	backupDir := ""
-	if o.dryRun == cmdutil.DryRunNone {
-		backupDir = f.BackupDir
-		if backupDir == "" {
-			backupDir = fix.DefaultBackupDir(o.now())
-		}
-		b, err := fix.OpenBackup(backupDir)
-		if err != nil {
-			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
-		}
-		defer b.Close()
-		r.Backup = b
-		r.ConfigMaps, err = fix.OpenConfigMapBackup(f.BackupTo, o.client.Config, o.namespace, o.now())
-		if err != nil {
-			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
-		}
+	if b := r.Backup; b != nil {
+		backupDir = b.Dir
 		if err := r.ConfigMaps.Probe(ctx); err != nil && !allowed(err) {
 			return cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.namespace))
 		}
 		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.namespace, ver, o.strategy, o.For, o.Settle, f.Volumes); err != nil {
 			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 		}
-		errOut.Printf("Backups and the action log go to %s%s", backupDir, r.ConfigMaps.Where(o.namespace))
+		errOut.Printf("Backups and the action log go to %s", r.BackupsGoTo())
 	}
 
 	g := New(Config{

@@ -50,22 +50,17 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 		s.report()
 		return cmdutil.WithCode(ExitAttention, fmt.Errorf(format+"; repair it by hand with: %s", append(args, fixCmd)...))
 	}
-	dir := s.o.BackupDir
-	if dir == "" {
-		dir = fix.DefaultBackupDir(time.Now())
-	}
-	b, err := fix.OpenBackup(dir)
+	r, err := fix.NewRepairer(fix.RepairerConfig{
+		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
+		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
+		BackupDir: s.o.BackupDir, Now: time.Now(),
+		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
+	})
 	if err != nil {
 		return stop("--fix: %v, nothing was changed", err)
 	}
-	defer b.Close()
-	s.infof("--fix: repairing with fix's pipeline; the objects and the action log go to %s", dir)
-	r := &fix.Repairer{
-		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
-		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
-		PendingThreshold: detect.DefaultPendingThreshold, Backup: b,
-		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
-	}
+	defer r.Close()
+	s.infof("--fix: repairing with fix's pipeline; the objects and the action log go to %s", r.Backup.Dir)
 	p, err := r.Plan(ctx, s.vol)
 	if err != nil {
 		return stop("--fix: %v, nothing was changed", err)
