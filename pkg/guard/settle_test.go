@@ -143,7 +143,8 @@ func TestSignatureOf(t *testing.T) {
 	}
 }
 
-// The write verbs checked at start follow fix's decision table.
+// The write verbs checked at start follow detect's release table and the
+// strategy.
 func TestWriteVerbs(t *testing.T) {
 	for _, tc := range []struct {
 		version string
@@ -155,6 +156,8 @@ func TestWriteVerbs(t *testing.T) {
 		{"v1.3.2", fix.StrategyAuto, cmdutil.DryRunServer, "patch"},
 		{"v1.5.1", fix.StrategyAuto, cmdutil.DryRunNone, "patch,delete"},
 		{"v1.5.1", fix.StrategyDeactivate, cmdutil.DryRunNone, "patch"},
+		// delete only: no engine is deactivated with --strategy=delete
+		{"v1.5.1", fix.StrategyDelete, cmdutil.DryRunNone, "delete"},
 		{"v1.4.3", fix.StrategyDelete, cmdutil.DryRunNone, ""},
 		{"v1.4.3", fix.StrategyAuto, cmdutil.DryRunClient, ""},
 		// fixed releases repair a volume stuck before the upgrade, up to 1.10
