@@ -112,6 +112,22 @@ func (f *Finding) Refused() bool {
 	return false
 }
 
+// ReplicasAtRisk reports a state in which Longhorn may delete the replicas
+// that back the engine serving I/O, or has left active replicas for a
+// deleted engine: inverted replica flags, dangling replicas, and a stale
+// engine being deleted while the flags are inverted (on 1.5.0/1.5.1 with
+// status.currentMigrationNodeID set that is expected, and not critical).
+// After a repair it stops every further write.
+func (f *Finding) ReplicasAtRisk() bool {
+	switch f.Type {
+	case TypeInvertedReplicaFlags, TypeDanglingReplicas:
+		return true
+	case TypePendingCleanup:
+		return f.Severity == SeverityCritical
+	}
+	return false
+}
+
 // Check is one precondition with the observed value that decided it.
 type Check struct {
 	// Name reads as the requirement ("no migration is requested").

@@ -52,7 +52,7 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	status := describe(v, engines, replicas, p.Keep.Name)
 
 	f, found := detect.ClassifyVolume(st, p.Volume, detect.Options{PendingThreshold: threshold, SkipOrphans: true})
-	if found && invertedFinding(f, st.Version) {
+	if found && f.ReplicasAtRisk() {
 		return verdict{Inverted: true, Status: status + "; " + f.Reason, Recovery: recovery(st.Namespace, p, replicas)}
 	}
 
@@ -94,21 +94,6 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 		return verdict{Status: status + " (" + problems[0] + ")"}
 	}
 	return verdict{Done: true, Status: status}
-}
-
-// invertedFinding: a state in which Longhorn may delete the replicas that
-// back the survivor, or has left active replicas for a deleted engine:
-// detect's inverted-flags and dangling-replicas findings, and a stale
-// engine being deleted while the flags are inverted (on 1.5.0/1.5.1 with
-// status.currentMigrationNodeID set that is expected, and not critical).
-func invertedFinding(f detect.Finding, _ longhorn.Version) bool {
-	switch f.Type {
-	case detect.TypeInvertedReplicaFlags, detect.TypeDanglingReplicas:
-		return true
-	case detect.TypePendingCleanup:
-		return f.Severity == detect.SeverityCritical
-	}
-	return false
 }
 
 // ticketProblem: on 1.5+, when the volume has attachment tickets for its
