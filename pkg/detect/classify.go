@@ -26,6 +26,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 
 	f := Finding{Volume: v.Name, Stale: []string{}, Action: ActionNone}
 	f.Evidence = evidence(st, v, engines, replicas, idx.vas[v.Name])
+	f.Objects = objectsOf(v, engines, replicas)
 
 	switch {
 	case len(active) >= 2:

@@ -100,6 +100,10 @@ type Finding struct {
 	// Age is how long the state has lasted when that is known (pending cleanup).
 	Age      *Duration `json:"age,omitempty"`
 	Evidence Evidence  `json:"evidence"`
+	// Objects pins the volume's objects as classified (uid,
+	// resourceVersion), for fix to write to and compare with a later read.
+	// Not in the report.
+	Objects Objects `json:"-"`
 }
 
 // Refused reports a repairable type whose preconditions failed.

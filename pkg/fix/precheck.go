@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -67,12 +66,7 @@ func (r *Repairer) recheck(ctx context.Context, planned Planned) (*Fresh, string
 
 // planFresh plans one volume from a re-read.
 func (r *Repairer) planFresh(vr *volumeRead, vol string) *Fresh {
-	f, ok := detect.ClassifyVolume(vr.state, vol, detect.Options{PendingThreshold: r.PendingThreshold, SkipOrphans: true})
-	var fp *detect.Finding
-	if ok {
-		fp = &f
-	}
-	return &Fresh{Planned: planVolume(vr.state, vol, fp, r.Strategy), read: vr}
+	return &Fresh{Planned: planRead(vr.state, vol, r.Strategy, r.PendingThreshold), read: vr}
 }
 
 // fromUnstructured decodes through JSON: the typed model keeps raw JSON for
