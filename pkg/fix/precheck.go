@@ -68,16 +68,3 @@ func (r *Repairer) recheck(ctx context.Context, planned Planned) (*Fresh, string
 func (r *Repairer) planFresh(vr *volumeRead, vol string) *Fresh {
 	return &Fresh{Planned: planRead(vr.state, vol, r.Strategy, r.PendingThreshold), read: vr}
 }
-
-// fromUnstructured decodes through JSON: the typed model keeps raw JSON for
-// some fields, which the reflection converter does not handle.
-func fromUnstructured(u *unstructured.Unstructured, into any) error {
-	b, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, into); err != nil {
-		return fmt.Errorf("decoding %s %q: %w", u.GetKind(), u.GetName(), err)
-	}
-	return nil
-}
