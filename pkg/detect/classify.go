@@ -305,7 +305,8 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	}
 }
 
-// preconditions evaluates §8.4 in order. Every check is reported, passed or
+// preconditions evaluates the repair's preconditions (docs/scan-report.md)
+// in order. Every check is reported, passed or
 // not, so the evidence shows why an action is or is not safe. Each is a name
 // that reads as the requirement, the observed value, and (when it fails) a
 // sentence that reads as the failure; a new precondition needs only those.
@@ -434,7 +435,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	return cs
 }
 
-// servingNode is the node whose engine must be kept (§8.4 step 5):
+// servingNode is the node whose engine must be kept:
 // status.currentNodeID, or status.currentEngineNodeID for a v2 volume on
 // 1.12+ only. Before 1.12 that field does not exist; if it shows up anyway
 // (inconsistent input), trusting it could keep an engine that is not on

@@ -148,7 +148,8 @@ type Check struct {
 	NotChecked bool `json:"notChecked,omitempty"`
 }
 
-// The names of the §8.4 preconditions, in the order they are checked.
+// The names of the repair's preconditions, in the order they are checked
+// (docs/scan-report.md, "Preconditions").
 const (
 	CheckVersionKnown         = "Longhorn version is known"
 	CheckNoMigrationRequested = "no migration is requested"

@@ -24,7 +24,7 @@ type Repairer struct {
 	// DryRun must be cmdutil.DryRunNone (or cmdutil.DryRunServer) for any write to be sent;
 	// the zero value sends none.
 	DryRun cmdutil.DryRun
-	// Wait for §8.5 verification after acting, up to Timeout.
+	// Wait for verification after acting (verify), up to Timeout.
 	Wait         bool
 	Timeout      time.Duration
 	PollInterval time.Duration

@@ -12,7 +12,7 @@ import (
 
 // verdict is one look at a repaired volume.
 type verdict struct {
-	// Done: every check of the domain reference §8.5 holds.
+	// Done: every check of verify holds.
 	Done bool
 	// Inverted: the replica flags are inverted with no engine left that
 	// Longhorn would flip them for; everything must stop.
@@ -23,7 +23,9 @@ type verdict struct {
 	Recovery []string
 }
 
-// verify judges a fresh read of the volume against §8.5: exactly one engine
+// verify judges a fresh read of the volume after a repair (what
+// docs/troubleshooting-two-active-engines.md, "After the repair", says to
+// expect): exactly one engine
 // CR, the planned survivor, active, on status.currentNodeID and running; no
 // migration; every replica on the survivor and active; on 1.5+ a satisfied
 // ticket on the current node; and detect finds nothing left to report.
@@ -148,9 +150,9 @@ func describe(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longho
 		len(engines), strings.Join(es, ", "), len(replicas), active, onKeep, keep)
 }
 
-// recovery lists the manual steps after inverted flags (domain reference
-// §8.5 and §8.6; longhorn#1988): never delete a replica, point the replicas
-// back at the survivor.
+// recovery lists the manual steps after inverted flags (longhorn#1988;
+// docs/troubleshooting-two-active-engines.md): never delete a replica, point
+// the replicas back at the survivor.
 func recovery(ns string, p Planned, replicas []*longhorn.Replica) []string {
 	var inactive, others []string
 	for _, r := range replicas {
