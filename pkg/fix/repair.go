@@ -70,6 +70,10 @@ func (r *Repairer) RepairFresh(ctx context.Context, fresh *Fresh) Outcome {
 	if !fresh.Acts() {
 		return staticOutcome(fresh.Planned)
 	}
+	if fresh.read == nil {
+		// Not made by Plan: there is no read to act on, so re-check first.
+		return r.RepairVolume(ctx, fresh.Planned)
+	}
 	if out, ok := r.mayStart(ctx, fresh.Volume); !ok {
 		return out
 	}
