@@ -97,11 +97,7 @@ func planState(st *longhorn.State, res detect.Result, selected []string, s Strat
 	sort.Strings(names)
 	names = dedupe(names)
 	for _, n := range names {
-		var objs detect.Objects // a healthy volume is not acted on: nothing to pin
-		if f := byVol[n]; f != nil {
-			objs = f.Objects
-		}
-		p.Volumes = append(p.Volumes, planVolume(st.Version, n, byVol[n], objs, s))
+		p.Volumes = append(p.Volumes, planVolume(st.Version, n, byVol[n], s))
 	}
 	return p
 }
@@ -111,22 +107,28 @@ func planState(st *longhorn.State, res detect.Result, selected []string, s Strat
 func planRead(st *longhorn.State, vol string, s Strategy, threshold time.Duration) Planned {
 	f, ok := detect.ClassifyVolume(st, vol, detect.Options{PendingThreshold: threshold, SkipOrphans: true})
 	if !ok {
-		return planVolume(st.Version, vol, nil, detect.ObjectsOf(st, vol), s)
+		// The re-read is compared with the plan even when nothing is wrong.
+		p := planVolume(st.Version, vol, nil, s)
+		p.Snapshot = detect.ObjectsOf(st, vol)
+		return p
 	}
-	return planVolume(st.Version, vol, &f, f.Objects, s)
+	return planVolume(st.Version, vol, &f, s)
 }
 
 // planVolume decides for one volume from detect's finding and the objects
-// it pinned. The same function plans from the first read and from the
-// re-read right before acting, so the two are comparable field by field.
-func planVolume(ver longhorn.Version, vol string, f *detect.Finding, objs detect.Objects, s Strategy) Planned {
-	p := Planned{Volume: vol, Version: ver, Action: detect.ActionNone, Snapshot: objs}
+// it pinned (none for a healthy volume). The same function plans from the
+// first read and from the re-read right before acting, so the two are
+// comparable field by field.
+func planVolume(ver longhorn.Version, vol string, f *detect.Finding, s Strategy) Planned {
+	p := Planned{Volume: vol, Version: ver, Action: detect.ActionNone}
 	if f == nil {
 		p.Why = "healthy: at most one active engine and no migration, nothing to do"
 		return p
 	}
 	fc := *f
 	p.Finding = &fc
+	objs := fc.Objects
+	p.Snapshot = objs
 	p.Action, p.Why = chooseAction(fc, ver, s)
 	if fc.Keep != "" {
 		p.Keep, _ = objs.Engine(fc.Keep)
