@@ -106,7 +106,7 @@ func ticketProblem(st *longhorn.State, v *longhorn.Volume) string {
 	}
 	for i := range st.VolumeAttachments {
 		va := &st.VolumeAttachments[i]
-		if va.Name != v.Name && va.Spec.Volume != v.Name {
+		if longhorn.VolumeOf(va) != v.Name {
 			continue
 		}
 		onNode, satisfied := 0, false
