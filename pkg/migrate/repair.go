@@ -42,9 +42,8 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 
 // repair hands a #6642 volume to fix's per-volume pipeline (plan from a
 // fresh read, back up that read, write pinned to uid and resourceVersion,
-// verify),
-// exactly what `kubectl longhorn-engines fix VOLUME` would do, then verifies
-// the migration on to itself.
+// verify), exactly what `kubectl longhorn-engines fix VOLUME` would do, then
+// verifies the migration on to itself.
 func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCmd string) error {
 	stop := func(format string, args ...any) error {
 		s.report()
