@@ -166,11 +166,10 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(ExitNotDone, errors.New("stopped before any change: nothing was changed"))
 	}
 
-	r, err := NewRepairer(RepairerConfig{
+	r, err := NewRepairer(Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: o.Wait, Timeout: o.Timeout, PollInterval: testHooks.PollInterval,
-		BackupDir: o.BackupDir, BackupTo: o.BackupTo, Now: o.now(), Printer: pr,
-	})
+		Wait: o.Wait, Timeout: o.Timeout, PollInterval: testHooks.PollInterval, Printer: pr,
+	}, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
@@ -18,24 +17,11 @@ import (
 // verify. It is safe for concurrent use on different volumes, and meant to
 // be reused by a long-running guard as well as by the fix command.
 type Repairer struct {
-	Client    *inventory.Client
-	Namespace string
-	Strategy  Strategy
-	// DryRun must be cmdutil.DryRunNone (or cmdutil.DryRunServer) for any write to be sent;
-	// the zero value sends none.
-	DryRun cmdutil.DryRun
-	// Wait for verification after acting (verify), up to Timeout.
-	Wait         bool
-	Timeout      time.Duration
-	PollInterval time.Duration
-	// PendingThreshold is passed to detect.
-	PendingThreshold time.Duration
+	Settings
 	// Backup receives the objects and the action log; required unless DryRun.
 	Backup *Backup
 	// ConfigMaps, if set, also receives each backup before its write.
 	ConfigMaps *ConfigMapBackup
-	// Printer prints the kubectl-style lines and progress.
-	Printer *Printer
 	// beforeWrite and afterWrite are test hooks around each write.
 	beforeWrite, afterWrite func(engine string)
 

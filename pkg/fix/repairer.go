@@ -8,57 +8,65 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 )
 
-// RepairerConfig is what fix, the guard (fix --watch) and migrate --fix
-// build their Repairer from.
-type RepairerConfig struct {
+// Settings are how a Repairer works; fix, the guard (fix --watch) and
+// migrate --fix fill them from their flags.
+type Settings struct {
 	Client    *inventory.Client
 	Namespace string
 	Strategy  Strategy
-	DryRun    cmdutil.DryRun
-	// Wait for verification after acting, up to Timeout, reading every
-	// PollInterval (2s when zero).
+	// DryRun must be cmdutil.DryRunNone (or cmdutil.DryRunServer) for any
+	// write to be sent; the zero value sends none.
+	DryRun cmdutil.DryRun
+	// Wait for verification after acting (verify), up to Timeout, reading
+	// every PollInterval (2s when zero).
 	Wait         bool
 	Timeout      time.Duration
 	PollInterval time.Duration
-	// BackupDir receives the backups and the action log when writes are
-	// sent; "" is DefaultBackupDir(Now).
-	BackupDir string
-	// BackupTo is --backup-to: "" or BackupToDir for the folder only.
-	BackupTo string
-	Now      time.Time
-	Printer  *Printer
+	// PendingThreshold is passed to detect (its default when zero).
+	PendingThreshold time.Duration
+	// Printer prints the kubectl-style lines and progress.
+	Printer *Printer
+}
+
+// Backups say where a Repairer saves what it writes to, before it writes.
+type Backups struct {
+	// Dir receives the backups and the action log; "" is
+	// DefaultBackupDir(Now).
+	Dir string
+	// To is --backup-to: "" or BackupToDir for the folder only.
+	To  string
+	Now time.Time
 }
 
 // NewRepairer builds a Repairer. Unless it is a dry run, it also opens the
 // backup folder with its action log and, with --backup-to configmap, the
 // ConfigMap destination: no write is ever sent without them. Close the
 // Repairer when done.
-func NewRepairer(c RepairerConfig) (*Repairer, error) {
-	r := &Repairer{
-		Client: c.Client, Namespace: c.Namespace, Strategy: c.Strategy, DryRun: c.DryRun,
-		Wait: c.Wait, Timeout: c.Timeout, PollInterval: c.PollInterval,
-		PendingThreshold: detect.DefaultPendingThreshold, Printer: c.Printer,
-	}
+func NewRepairer(s Settings, b Backups) (*Repairer, error) {
+	r := &Repairer{Settings: s}
 	if r.PollInterval <= 0 {
 		r.PollInterval = 2 * time.Second
 	}
-	if c.DryRun != cmdutil.DryRunNone {
+	if r.PendingThreshold <= 0 {
+		r.PendingThreshold = detect.DefaultPendingThreshold
+	}
+	if s.DryRun != cmdutil.DryRunNone {
 		return r, nil
 	}
-	dir := c.BackupDir
+	dir := b.Dir
 	if dir == "" {
-		dir = DefaultBackupDir(c.Now)
+		dir = DefaultBackupDir(b.Now)
 	}
-	b, err := OpenBackup(dir)
+	bk, err := OpenBackup(dir)
 	if err != nil {
 		return nil, err
 	}
-	cm, err := OpenConfigMapBackup(c.BackupTo, c.Client.Config, c.Namespace, c.Now)
+	cm, err := OpenConfigMapBackup(b.To, s.Client.Config, s.Namespace, b.Now)
 	if err != nil {
-		_ = b.Close()
+		_ = bk.Close()
 		return nil, err
 	}
-	r.Backup, r.ConfigMaps = b, cm
+	r.Backup, r.ConfigMaps = bk, cm
 	return r, nil
 }
 

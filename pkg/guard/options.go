@@ -130,11 +130,10 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 
 	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
-	r, err := fix.NewRepairer(fix.RepairerConfig{
+	r, err := fix.NewRepairer(fix.Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: f.Wait, Timeout: f.Timeout, PollInterval: pollInterval(),
-		BackupDir: f.BackupDir, BackupTo: f.BackupTo, Now: o.now(), Printer: pr,
-	})
+		Wait: f.Wait, Timeout: f.Timeout, PollInterval: pollInterval(), Printer: pr,
+	}, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 	}

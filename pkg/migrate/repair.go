@@ -49,12 +49,11 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 		s.report()
 		return cmdutil.WithCode(ExitAttention, fmt.Errorf(format+"; repair it by hand with: %s", append(args, fixCmd)...))
 	}
-	r, err := fix.NewRepairer(fix.RepairerConfig{
+	r, err := fix.NewRepairer(fix.Settings{
 		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
 		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
-		BackupDir: s.o.BackupDir, Now: time.Now(),
 		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
-	})
+	}, fix.Backups{Dir: s.o.BackupDir, Now: time.Now()})
 	if err != nil {
 		return stop("--fix: %v, nothing was changed", err)
 	}
