@@ -34,12 +34,17 @@ func Run(ctx context.Context, kubeconfig string, args ...string) Result {
 
 // RunWithInput is Run with a given stdin.
 func RunWithInput(ctx context.Context, kubeconfig string, in io.Reader, args ...string) Result {
+	return RunWithHooks(ctx, kubeconfig, in, cmd.Hooks{}, args...)
+}
+
+// RunWithHooks is RunWithInput with test hooks in the commands' Options.
+func RunWithHooks(ctx context.Context, kubeconfig string, in io.Reader, hooks cmd.Hooks, args ...string) Result {
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: in, Out: &out, ErrOut: &errOut}
 	full := append([]string{}, args...)
 	if kubeconfig != "" {
 		full = append(full, "--kubeconfig", kubeconfig)
 	}
-	code := cmd.Execute(ctx, streams, full)
+	code := cmd.ExecuteWithHooks(ctx, streams, full, hooks)
 	return Result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
 }

@@ -19,7 +19,7 @@ For 'kubectl longhorn-engines <TAB>' (kubectl 1.26 and later), put the
 kubectl_complete-longhorn_engines script shipped in the release archive on your PATH.`,
 		Example: `  # bash, for the binary itself
   source <(kubectl-longhorn_engines completion bash)`,
-		Args:      usageArgs(cobra.ExactArgs(1)),
+		Args:      cmdutil.UsageArgs(cobra.ExactArgs(1)),
 		ValidArgs: []cobra.Completion{"bash", "zsh", "fish", "powershell"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := cmd.Root()
@@ -35,13 +35,5 @@ kubectl_complete-longhorn_engines script shipped in the release archive on your 
 			}
 			return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("unsupported shell %q: use bash, zsh, fish or powershell", args[0]))
 		},
-	}
-}
-
-// usageArgs gives argument-count errors the usage exit code (2), like flag
-// errors (see Execute).
-func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(c *cobra.Command, args []string) error {
-		return cmdutil.WithCode(cmdutil.ExitNoCheck, check(c, args))
 	}
 }

@@ -15,7 +15,12 @@ import (
 // are printed once, as one "error: ..." line on stderr; a command that has
 // already reported (scan's findings) returns a silent code.
 func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) int {
-	root := NewRootCommand(streams)
+	return ExecuteWithHooks(ctx, streams, args, Hooks{})
+}
+
+// ExecuteWithHooks is Execute with test hooks in the commands' Options.
+func ExecuteWithHooks(ctx context.Context, streams genericiooptions.IOStreams, args []string, hooks Hooks) int {
+	root := newRootCommand(streams, hooks)
 	root.SetArgs(args)
 	// A mistyped flag or command checked nothing: exit 2, never scan's 1
 	// ("findings"), so scripts cannot mistake a typo for a result.

@@ -1,5 +1,7 @@
-// Package cmd wires the cobra commands of kubectl-longhorn-engines to the
-// Options of each package. It holds no logic of its own.
+// Package cmd is the root of kubectl-longhorn-engines' command tree: it
+// gathers each package's command (built beside its Options, as kubectl's
+// are), adds version and completion, and runs the tree (Execute). It holds
+// no logic of its own.
 package cmd
 
 import (
@@ -11,6 +13,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/preflight"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
+
 	// Auth plugins (OIDC, exec, ...) for kubeconfigs that use them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 )
@@ -21,6 +29,10 @@ const DisplayName = "kubectl longhorn-engines"
 // NewRootCommand builds the command tree. Every command returns its error;
 // main prints it once and chooses the exit code.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	return newRootCommand(streams, Hooks{})
+}
+
+func newRootCommand(streams genericiooptions.IOStreams, hooks Hooks) *cobra.Command {
 	cf := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:   "kubectl-longhorn_engines",
@@ -53,11 +65,11 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 	addKlogVerbosity(flags)
 
 	root.AddCommand(
-		newScanCommand(cf, streams),
-		newDescribeCommand(cf, streams),
-		newFixCommand(cf, streams),
-		newMigrateCommand(cf, streams),
-		newPreflightCommand(cf, streams),
+		scan.NewCmdScan(cf, streams),
+		scan.NewCmdDescribe(cf, streams),
+		fix.NewCmdFix(cf, streams, guard.NewWatch(hooks.Guard), hooks.Fix),
+		migrate.NewCmdMigrate(cf, streams),
+		preflight.NewCmdPreflight(cf, streams),
 		newVersionCommand(streams),
 		newCompletionCommand(streams),
 	)

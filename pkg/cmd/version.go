@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // Build information, set by the release build with -ldflags -X.
@@ -21,7 +23,7 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:     "version",
 		Short:   "Print the plugin's version",
 		Example: "  kubectl longhorn-engines version",
-		Args:    usageArgs(cobra.NoArgs),
+		Args:    cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, c, d, b := Version, Commit, Date, BuiltBy
 			// go install builds carry no ldflags: fall back to the module's

@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 )
 
 // DryRun is the --dry-run strategy of every command, with kubectl's values.
@@ -62,4 +64,13 @@ func DryRunFlag(v string, warnings io.Writer) (DryRun, error) {
 		fmt.Fprintln(warnings, "warning: "+warning)
 	}
 	return d, err
+}
+
+// AddDryRunFlag adds --dry-run to c: kubectl's values, a bare --dry-run
+// (deprecated) and their completion. Every command that writes uses it, so
+// the flag parses the same everywhere; only the usage text is its own.
+func AddDryRunFlag(c *cobra.Command, p *string, usage string) {
+	c.Flags().StringVar(p, "dry-run", *p, usage)
+	c.Flags().Lookup("dry-run").NoOptDefVal = DryRunNoOptValue
+	EnumCompletion(c, "dry-run", DryRunModes)
 }

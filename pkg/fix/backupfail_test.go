@@ -34,9 +34,9 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 		create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(fixture.TwoActiveEngines(vL14a, "vol-b"))))
 		before := versions(t, ctx)
 		var store *fullStore
-		fix.TestHooks.BackupStore = func(next fix.BackupStore) fix.BackupStore { store = &fullStore{next: next, n: 1}; return store }
+		full := func(next fix.BackupStore) fix.BackupStore { store = &fullStore{next: next, n: 1}; return store }
 		dir := filepath.Join(t.TempDir(), "backup")
-		res := runFix(t, ctx, "vol-a", "vol-b", "--parallel", "1", "--yes", "--wait=false", "--backup-dir", dir)
+		res := runFixWith(t, ctx, fix.Hooks{BackupStore: full}, "vol-a", "vol-b", "--parallel", "1", "--yes", "--wait=false", "--backup-dir", dir)
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
 		}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -186,8 +185,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 		ctx := reset(t)
 		create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
 		stale := fixture.EngineName(vL14a, "vol", 0)
-		fix.TestHooks.BeforeWrite = func(string) { touch(t, ctx, longhorn.Engines, stale) }
-		res := runFix(t, ctx, "vol", "--dry-run=server")
+		res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(string) { touch(t, ctx, longhorn.Engines, stale) }}, "vol", "--dry-run=server")
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d", res.Code)
 		}
@@ -200,9 +198,11 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
 	before := versions(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := runFix(t, ctx, "vol", "--backup-dir", dir)
-	if res.Code != fix.ExitNotDone {
-		t.Errorf("exit %d", res.Code)
+	// A piped "y" (echo y | ...) answers nothing, as for migrate: only a
+	// terminal is asked.
+	res := run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), fix.Hooks{}, withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
+	if res.Code != fix.ExitNotDone || strings.Contains(res.Stderr, "[y/N]") {
+		t.Errorf("piped y: want exit %d and no question: %s", fix.ExitNotDone, res)
 	}
 	contains(t, "stdout", res.Stdout, "Plan for Longhorn", "deactivate")
 	contains(t, "stderr", res.Stderr, "error: stdin is not a terminal and --yes was not given: nothing was changed")
@@ -210,15 +210,15 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	noFile(t, dir)
 
 	// On a terminal, anything but y/yes declines; y applies.
-	fix.TestHooks.Terminal = func(io.Reader) bool { return true }
+	terminal := fix.Hooks{Terminal: func(io.Reader) bool { return true }}
 	for _, answer := range []string{"", "n\n", "no\n", "yess\n"} {
-		res := clitest.RunWithInput(ctx, cluster.KubeconfigPath(), strings.NewReader(answer), withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
+		res := run(ctx, cluster.KubeconfigPath(), strings.NewReader(answer), terminal, withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
 		if res.Code != fix.ExitNotDone || !strings.Contains(res.Stderr, "[y/N]") || !strings.Contains(res.Stderr, "aborted: nothing was changed") {
 			t.Errorf("answer %q: %s", answer, res)
 		}
 	}
 	assertUnchanged(t, before, versions(t, ctx))
-	res = clitest.RunWithInput(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), "fix", "vol", "--backup-dir", dir, "--wait=false")
+	res = run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), terminal, "fix", "vol", "--backup-dir", dir, "--wait=false")
 	if res.Code != fix.ExitOK || !strings.Contains(res.Stdout, "deactivated") {
 		t.Errorf("answer y: %s", res)
 	}
@@ -260,9 +260,8 @@ func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
-			fix.TestHooks.AfterPlan = func() { tt.change(t, ctx) }
 			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", dir)
+			res := runFixWith(t, ctx, fix.Hooks{AfterPlan: func() { tt.change(t, ctx) }}, "vol", "--yes", "--backup-dir", dir)
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
@@ -287,13 +286,13 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
 			stale := fixture.EngineName(version, "vol", 0)
-			fix.TestHooks.BeforeWrite = func(name string) {
+			touchStale := func(name string) {
 				if name == stale {
 					touch(t, ctx, longhorn.Engines, name)
 				}
 			}
 			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", dir)
+			res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: touchStale}, "vol", "--yes", "--backup-dir", dir)
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
@@ -307,7 +306,6 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			contains(t, "actions.log", log, "engine="+stale+" uid=", "attempt", "engine="+stale+" error=", "check volume=vol replicas ok")
 
 			// The next run finds the flags already right and completes.
-			fix.TestHooks.BeforeWrite = nil
 			again := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", t.TempDir())
 			contains(t, "stdout", again.Stdout, `engine.longhorn.io "`+stale+`" `)
 			if strings.Contains(again.Stdout, "replica.longhorn.io") {
@@ -322,13 +320,13 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
 			before := versions(t, ctx)
 			first := ""
-			fix.TestHooks.BeforeWrite = func(name string) {
+			touchFirst := func(name string) {
 				if first == "" {
 					first = name
 					touch(t, ctx, longhorn.Replicas, name)
 				}
 			}
-			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", t.TempDir())
+			res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: touchFirst}, "vol", "--yes", "--backup-dir", t.TempDir())
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}

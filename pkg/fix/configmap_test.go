@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
@@ -55,11 +54,9 @@ func TestFixBackupToConfigMap(t *testing.T) {
 	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
 	stale := fixture.EngineName(vL14a, "vol", 0)
 	rec := &configMapRecorder{t: t, ctx: ctx, engine: stale}
-	fix.TestHooks.ConfigMaps = rec
-	t.Cleanup(func() { fix.TestHooks.ConfigMaps = nil })
 	dir := filepath.Join(t.TempDir(), "backup")
 
-	res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap")
+	res := runFixWith(t, ctx, fix.Hooks{ConfigMaps: rec}, "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap")
 	if res.Code != fix.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
@@ -110,7 +107,7 @@ func TestFixBackupToConfigMapFailsBeforeTheWrite(t *testing.T) {
 	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
 	before := versions(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), withTimeout([]string{"fix", "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap"})...)
+	res := run(ctx, cluster.KubeconfigPath(), nil, fix.Hooks{}, withTimeout([]string{"fix", "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap"})...)
 	t.Log(res)
 	if res.Code != fix.ExitNotDone {
 		t.Errorf("exit %d", res.Code)

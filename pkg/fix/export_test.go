@@ -11,10 +11,7 @@ import (
 
 // Exported for the command tests in package fix_test, which run the real
 // command tree (pkg/cmd imports this package, so they cannot live here).
-var (
-	TestHooks  = &testHooks
-	Restorable = restorable
-)
+var Restorable = restorable
 
 // FromUnstructured decodes an object into a typed model through JSON, as
 // the API server sends it: the model keeps raw JSON for some fields, which

@@ -21,7 +21,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
@@ -37,7 +36,7 @@ func TestFixStopsOnInvertedFlags(t *testing.T) {
 	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(fixture.TwoActiveEngines(vL14a, "vol-b"))))
 	staleA := fixture.EngineName(vL14a, "vol-a", 0)
 	before := versions(t, ctx)
-	fix.TestHooks.AfterWrite = func(name string) {
+	invert := func(name string) {
 		if name != staleA {
 			return
 		}
@@ -63,7 +62,7 @@ func TestFixStopsOnInvertedFlags(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := runFix(t, ctx, "--all", "--yes", "--backup-dir", dir, "--timeout", "30s")
+	res := runFixWith(t, ctx, fix.Hooks{AfterWrite: invert}, "--all", "--yes", "--backup-dir", dir, "--timeout", "30s")
 	if res.Code != fix.ExitInverted {
 		t.Errorf("exit %d, want %d", res.Code, fix.ExitInverted)
 	}
@@ -152,13 +151,14 @@ func TestFixServerGoneMidway(t *testing.T) {
 			before := versions(t, ctx)
 			p := startProxy(t, strings.TrimPrefix(cluster.Host(), "https://"))
 			kc := kubeconfigVia(t, p.ln.Addr().String())
+			var h fix.Hooks
 			if when == "after the plan" {
-				fix.TestHooks.AfterPlan = p.close
+				h.AfterPlan = p.close
 			} else {
-				fix.TestHooks.BeforeWrite = func(string) { p.close() }
+				h.BeforeWrite = func(string) { p.close() }
 			}
 			dir := filepath.Join(t.TempDir(), "backup")
-			res := clitest.Run(ctx, kc, withTimeout([]string{"fix", "vol", "--yes", "--backup-dir", dir})...)
+			res := run(ctx, kc, nil, h, withTimeout([]string{"fix", "vol", "--yes", "--backup-dir", dir})...)
 			t.Log(res)
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
@@ -323,8 +323,7 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 			requested := map[string]bool{}
 			writes := 0
 			requestAt := rng.IntN(6)
-			hookMu.Lock()
-			fix.TestHooks.AfterWrite = func(name string) {
+			request := func(name string) {
 				writes++
 				if writes%6 != requestAt {
 					return
@@ -340,9 +339,7 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 				}
 				requestedAfter[vol] = versionsOfEngines(t, ctx, vol)
 			}
-			res := runFix(t, ctx, "--all", "--yes", "--wait=false", "--backup-dir", t.TempDir())
-			fix.TestHooks.AfterWrite = nil
-			hookMu.Unlock()
+			res := runFixWith(t, ctx, fix.Hooks{AfterWrite: request}, "--all", "--yes", "--wait=false", "--backup-dir", t.TempDir())
 			if res.Code == fix.ExitNoCheck || res.Code == fix.ExitInverted {
 				t.Fatalf("exit %d", res.Code)
 			}

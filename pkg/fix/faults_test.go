@@ -12,6 +12,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -26,7 +27,13 @@ func faultProxy(t *testing.T) (*faultproxy.Proxy, string) {
 
 func runFixVia(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, kubeconfig, withTimeout(append([]string{"fix"}, args...))...)
+	return runFixViaWith(t, ctx, kubeconfig, fix.Hooks{}, args...)
+}
+
+// runFixViaWith is runFixVia with hooks.
+func runFixViaWith(t *testing.T, ctx context.Context, kubeconfig string, h fix.Hooks, args ...string) clitest.Result {
+	t.Helper()
+	res := run(ctx, kubeconfig, nil, h, withTimeout(append([]string{"fix"}, args...))...)
 	t.Logf("fix %s\n%s", strings.Join(args, " "), res)
 	return res
 }

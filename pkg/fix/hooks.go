@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// testHooks let tests of this package reach into a run of the real command
-// tree. They are nil in production.
-var testHooks struct {
+// Hooks let a test follow and steer one run of fix from outside. They are
+// Options.Hooks, zero in production: tests that run the real command tree
+// hand them in when they build it (cmd.Hooks).
+type Hooks struct {
 	// AfterPlan runs after the plan is printed and confirmed, before the
 	// first re-check.
 	AfterPlan func()

@@ -2,10 +2,10 @@ package fix_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmd"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -25,12 +26,26 @@ import (
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
-	// Verification polls quickly here; the default is meant for a cluster.
-	fix.TestHooks.PollInterval = 50 * time.Millisecond
 	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
 }
 
-// reset empties the namespace and clears the hooks after the test.
+// verifyPoll: verification polls quickly here; the default is meant for a
+// cluster.
+const verifyPoll = 50 * time.Millisecond
+
+// run runs the real command tree with kubeconfig, stdin in (nil: empty, not
+// a terminal) and the hooks h of this run.
+func run(ctx context.Context, kubeconfig string, in io.Reader, h fix.Hooks, args ...string) clitest.Result {
+	if h.PollInterval == 0 {
+		h.PollInterval = verifyPoll
+	}
+	if in == nil {
+		in = strings.NewReader("")
+	}
+	return clitest.RunWithHooks(ctx, kubeconfig, in, cmd.Hooks{Fix: h}, args...)
+}
+
+// reset empties the namespace.
 func reset(t *testing.T) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -38,10 +53,6 @@ func reset(t *testing.T) context.Context {
 	if err := cluster.Reset(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		fix.TestHooks.AfterPlan, fix.TestHooks.BeforeWrite, fix.TestHooks.AfterWrite, fix.TestHooks.Terminal = nil, nil, nil, nil
-		fix.TestHooks.BackupStore = nil
-	})
 	return ctx
 }
 
@@ -56,7 +67,13 @@ func create(t *testing.T, ctx context.Context, o *fixture.Objects) {
 // command tree against the test cluster.
 func runFix(t *testing.T, ctx context.Context, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), withTimeout(append([]string{"fix"}, args...))...)
+	return runFixWith(t, ctx, fix.Hooks{}, args...)
+}
+
+// runFixWith is runFix with hooks.
+func runFixWith(t *testing.T, ctx context.Context, h fix.Hooks, args ...string) clitest.Result {
+	t.Helper()
+	res := run(ctx, cluster.KubeconfigPath(), nil, h, withTimeout(append([]string{"fix"}, args...))...)
 	t.Logf("fix %s\n%s", strings.Join(args, " "), res)
 	return res
 }
@@ -140,9 +157,6 @@ var (
 	vL15f = "v1.5.2"
 	vL16  = "v1.6.0"
 )
-
-// hookMu serialises the parallel tests that set process-wide hooks.
-var hookMu sync.Mutex
 
 // withTimeout adds a short --timeout unless one is given: without a
 // controller nothing ever verifies, so a regression that writes when it

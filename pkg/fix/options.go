@@ -25,7 +25,8 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
-// Options is everything `fix` needs, filled by flags, Complete and Validate.
+// Options is everything `fix` needs, filled by flags and Complete, checked
+// by Validate.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
@@ -41,6 +42,8 @@ type Options struct {
 	Timeout   time.Duration
 	Parallel  int
 	Color     string
+	// Hooks are set by tests only.
+	Hooks Hooks
 
 	namespace string
 	client    *inventory.Client
@@ -65,9 +68,20 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 	}
 }
 
-// Complete takes the volume names and resolves the namespace and client.
+// Complete takes the volume names, parses --strategy and --dry-run, and
+// resolves the namespace and client.
 func (o *Options) Complete(args []string) error {
 	o.Volumes = args
+	s, err := ParseStrategy(o.Strategy)
+	if err != nil {
+		return err
+	}
+	o.strategy = s
+	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	o.dryRun = d
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
 	if o.client != nil {
 		return nil
@@ -80,24 +94,15 @@ func (o *Options) Complete(args []string) error {
 	return nil
 }
 
-// Validate checks the selection and flag values before any request.
-func (o *Options) Validate(args []string) error {
+// Validate checks the selection and flag values before any request; it
+// changes nothing.
+func (o *Options) Validate() error {
 	switch {
-	case len(args) == 0 && !o.All:
+	case len(o.Volumes) == 0 && !o.All:
 		return errors.New("no volume selected: name the volumes to repair (kubectl longhorn-engines fix VOLUME...) or pass --all; 'kubectl longhorn-engines scan' lists the affected ones")
-	case len(args) > 0 && o.All:
+	case len(o.Volumes) > 0 && o.All:
 		return errors.New("name volumes or pass --all, not both")
 	}
-	s, err := ParseStrategy(o.Strategy)
-	if err != nil {
-		return err
-	}
-	o.strategy = s
-	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
-	if err != nil {
-		return err
-	}
-	o.dryRun = d
 	if o.Timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
@@ -149,7 +154,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return exitErr(outs)
 	}
 	if o.dryRun == cmdutil.DryRunNone && !o.Yes {
-		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: testHooks.Terminal}.Ask(ctx, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
+		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal}.Ask(ctx, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
 		switch {
 		case errors.Is(err, cmdutil.ErrNotTerminal):
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)", err))
@@ -159,8 +164,8 @@ func (o *Options) Run(ctx context.Context) error {
 			return cmdutil.WithCode(ExitNotDone, errors.New("aborted: nothing was changed"))
 		}
 	}
-	if testHooks.AfterPlan != nil {
-		testHooks.AfterPlan()
+	if o.Hooks.AfterPlan != nil {
+		o.Hooks.AfterPlan()
 	}
 	if ctx.Err() != nil {
 		return cmdutil.WithCode(ExitNotDone, errors.New("stopped before any change: nothing was changed"))
@@ -168,18 +173,21 @@ func (o *Options) Run(ctx context.Context) error {
 
 	r, err := NewRepairer(Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: o.Wait, Timeout: o.Timeout, PollInterval: testHooks.PollInterval, Printer: pr,
+		Wait: o.Wait, Timeout: o.Timeout, PollInterval: o.Hooks.PollInterval, Printer: pr,
 	}, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 	}
 	defer r.Close()
-	r.beforeWrite, r.afterWrite = testHooks.BeforeWrite, testHooks.AfterWrite
+	r.beforeWrite, r.afterWrite = o.Hooks.BeforeWrite, o.Hooks.AfterWrite
 	backupDir := ""
 	if b := r.Backup; b != nil {
 		backupDir = b.Dir
-		if testHooks.BackupStore != nil {
-			b.Store = testHooks.BackupStore(b.Store)
+		if o.Hooks.BackupStore != nil {
+			b.Store = o.Hooks.BackupStore(b.Store)
+		}
+		if r.ConfigMaps != nil && o.Hooks.ConfigMaps != nil {
+			r.ConfigMaps.Client = o.Hooks.ConfigMaps
 		}
 		pr.Progress("Backups and the action log go to %s", r.BackupsGoTo())
 		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {

@@ -127,18 +127,18 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 						e.requestMigration(vol)
 					}
 				}
+				var h fix.Hooks
 				if p.after == -1 {
-					fix.TestHooks.AfterPlan = land
+					h.AfterPlan = land
 				} else {
-					fix.TestHooks.AfterWrite = func(string) {
+					h.AfterWrite = func(string) {
 						if n == p.after || (p.after == -2 && n == writes-1) {
 							land()
 						}
 						n++
 					}
 				}
-				res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "3s")
-				fix.TestHooks.AfterPlan, fix.TestHooks.AfterWrite = nil, nil
+				res := e.fixWith(h, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "3s")
 				if !fired {
 					t.Fatalf("the migration request never landed (%d writes): %s", n, res)
 				}
@@ -275,7 +275,7 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 // clitestRun runs any command of the plugin against the test server.
 func clitestRun(e *simEnv, args ...string) clitest.Result {
 	e.T.Helper()
-	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
+	res := run(e.Ctx, cluster.KubeconfigPath(), nil, fix.Hooks{}, args...)
 	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
 	return res
 }

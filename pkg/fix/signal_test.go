@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
@@ -55,24 +54,24 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 		for _, step := range []struct {
 			name string
 			// at arranges the delivery; wait adds --wait.
-			at   func(deliver func(), in *stdinThatSignals)
+			at   func(deliver func(), h *fix.Hooks)
 			wait bool
 			// written: engines of vol-a / vol-b changed afterwards.
 			writtenA, writtenB bool
 			backup             bool
 			out                []string
 		}{
-			{name: "before the plan", at: func(d func(), _ *stdinThatSignals) { d() }, out: []string{"interrupted by " + name}},
-			{name: "at the prompt", at: func(func(), *stdinThatSignals) {}, out: []string{"stopped at the prompt: nothing was changed"}},
-			{name: "after the plan", at: func(d func(), _ *stdinThatSignals) { fix.TestHooks.AfterPlan = d }, out: []string{"stopped before any change"}},
-			{name: "between backup and write", at: func(d func(), _ *stdinThatSignals) {
-				fix.TestHooks.BeforeWrite = onEngine(d)
+			{name: "before the plan", at: func(d func(), _ *fix.Hooks) { d() }, out: []string{"interrupted by " + name}},
+			{name: "at the prompt", at: func(func(), *fix.Hooks) {}, out: []string{"stopped at the prompt: nothing was changed"}},
+			{name: "after the plan", at: func(d func(), h *fix.Hooks) { h.AfterPlan = d }, out: []string{"stopped before any change"}},
+			{name: "between backup and write", at: func(d func(), h *fix.Hooks) {
+				h.BeforeWrite = onEngine(d)
 			}, backup: true, out: []string{"stopped before writing engine", "backup kept in"}},
-			{name: "between two volumes", at: func(d func(), _ *stdinThatSignals) {
-				fix.TestHooks.AfterWrite = onEngine(d)
+			{name: "between two volumes", at: func(d func(), h *fix.Hooks) {
+				h.AfterWrite = onEngine(d)
 			}, writtenA: true, backup: true, out: []string{`volume.longhorn.io "vol-b" not-attempted`, "stopped before this volume"}},
-			{name: "during the wait", wait: true, at: func(d func(), _ *stdinThatSignals) {
-				fix.TestHooks.AfterWrite = onEngine(d)
+			{name: "during the wait", wait: true, at: func(d func(), h *fix.Hooks) {
+				h.AfterWrite = onEngine(d)
 			}, writtenA: true, backup: true, out: []string{"interrupted before verification (the change stays)"}},
 		} {
 			t.Run(name+"/"+step.name, func(t *testing.T) {
@@ -86,16 +85,17 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 				defer close(in.block)
 				args := []string{"vol-a", "vol-b", "--parallel", "1", "--backup-dir", filepath.Join(t.TempDir(), "backup")}
 				dir := args[len(args)-1]
+				var h fix.Hooks
 				if step.name == "at the prompt" {
-					fix.TestHooks.Terminal = func(io.Reader) bool { return true }
+					h.Terminal = func(io.Reader) bool { return true }
 				} else {
 					args = append(args, "--yes")
 				}
 				if !step.wait {
 					args = append(args, "--wait=false")
 				}
-				step.at(deliver, in)
-				res := clitest.RunWithInput(runCtx, cluster.KubeconfigPath(), in, withTimeout(append([]string{"fix"}, args...))...)
+				step.at(deliver, &h)
+				res := run(runCtx, cluster.KubeconfigPath(), in, h, withTimeout(append([]string{"fix"}, args...))...)
 				t.Logf("%s", res)
 				if res.Code != want {
 					t.Errorf("exit %d, want %d", res.Code, want)

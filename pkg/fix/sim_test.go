@@ -41,8 +41,14 @@ func newSim(t *testing.T, version string) *simEnv {
 // fix runs the real command in the simulator's namespace.
 func (e *simEnv) fix(args ...string) clitest.Result {
 	e.T.Helper()
+	return e.fixWith(fix.Hooks{}, args...)
+}
+
+// fixWith is fix with hooks.
+func (e *simEnv) fixWith(h fix.Hooks, args ...string) clitest.Result {
+	e.T.Helper()
 	args = append([]string{"fix", "-n", e.NS}, args...)
-	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
+	res := run(e.Ctx, cluster.KubeconfigPath(), nil, h, args...)
 	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
 	return res
 }
@@ -266,14 +272,10 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 	}
 }
 
-// fixWithHook runs fix with an AfterPlan hook. Hooks are process-wide, so
-// tests using them hold hookMu.
+// fixWithHook runs fix with an AfterPlan hook.
 func (e *simEnv) fixWithHook(hook func(), args ...string) clitest.Result {
-	hookMu.Lock()
-	defer hookMu.Unlock()
-	fix.TestHooks.AfterPlan = hook
-	defer func() { fix.TestHooks.AfterPlan = nil }()
-	return e.fix(args...)
+	e.T.Helper()
+	return e.fixWith(fix.Hooks{AfterPlan: hook}, args...)
 }
 
 // A verification that cannot finish (the old engine's finalizer never goes)

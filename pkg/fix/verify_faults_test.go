@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -34,7 +33,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 			}
 			args := []string{"fix", "-n", e.NS, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"),
 				"--timeout", "60s", "--request-timeout", "20s"}
-			res := clitest.Run(e.Ctx, kc, args...)
+			res := run(e.Ctx, kc, nil, fix.Hooks{}, args...)
 			t.Logf("%s\n%s", strings.Join(args, " "), res)
 			if res.Code != fix.ExitOK {
 				t.Fatalf("exit %d, want 0", res.Code)

@@ -50,12 +50,12 @@ func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 	p.Clear()
 	p.ResetLog()
 	p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond, Body: podList(t)})
-	fix.TestHooks.AfterPlan = func() {
+	placePod := func() {
 		p.Clear()
 		p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond, Body: podList(t, launcherPod("virt-launcher-vm1-abcde", fixture.NodeA))})
 	}
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := runFixVia(t, ctx, kc, "vol-a", "--yes", "--wait=false", "--backup-dir", dir)
+	res := runFixViaWith(t, ctx, kc, fix.Hooks{AfterPlan: placePod}, "vol-a", "--yes", "--wait=false", "--backup-dir", dir)
 	if res.Code == 0 {
 		t.Errorf("exit 0 for a repair that was stopped")
 	}

@@ -38,6 +38,8 @@ type Config struct {
 	Parallel int
 	// Progress shows each volume waiting to settle (stderr; nil: none).
 	Progress *progress.Reporter
+	// Hooks are set by tests only.
+	Hooks Hooks
 }
 
 // Guard watches one Longhorn namespace and repairs volumes that stay in the
@@ -72,6 +74,7 @@ type Guard struct {
 	records  []fix.Outcome
 	progress *progress.Reporter
 	settling map[string]*progress.Wait
+	hooks    Hooks
 }
 
 // New returns a guard writing events to out and progress to errOut.
@@ -81,7 +84,7 @@ func New(cfg Config, out, errOut *stamper) *Guard {
 		out: out, errOut: errOut,
 		inf: map[string]cache.SharedIndexInformer{}, outage: map[string]bool{}, lists: map[string]int{}, lastVerb: map[string]string{},
 		t: newTracker(cfg.Settle), timers: map[string]*time.Timer{},
-		progress: cfg.Progress, settling: map[string]*progress.Wait{},
+		progress: cfg.Progress, settling: map[string]*progress.Wait{}, hooks: cfg.Hooks,
 	}
 	if len(cfg.Volumes) > 0 {
 		g.volumes = map[string]bool{}
@@ -160,7 +163,7 @@ func (g *Guard) Run(ctx context.Context) (*Report, error) {
 	until := start.Add(g.forDur)
 	g.errOut.Printf("watching %s in namespace %s (Longhorn %s, %d volume(s)) for %s, until %s; a volume is repaired once it has stayed repairable for %s (%s)",
 		watchedList(g), g.ns, ver, len(vols), g.forDur, until.UTC().Format(TimeFormat), g.settle, g.modeText())
-	hookWatching(g.ns)
+	g.hooks.watching(g.ns)
 	for _, v := range vols {
 		g.queue.Add(v)
 	}
@@ -337,7 +340,7 @@ func (g *Guard) process(vol string) {
 		go g.repair(vol, sig)
 	}
 	g.mu.Unlock()
-	hookClassified(g.ns, vol, f, st.Version.String())
+	g.hooks.classified(g.ns, vol, f, st.Version.String())
 }
 
 // showSettling keeps one progress wait per volume whose repairable state

@@ -1,67 +1,56 @@
 package guard
 
 import (
-	"sync"
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
-// testHooks let the tests of this package, which run the real command tree,
-// follow a guard from outside instead of reading its output while it runs.
-// They are unset in production.
-var testHooks struct {
-	mu sync.Mutex
-	// watching is called once the caches are synced and the start line is
+// Hooks let a test follow a guard from outside instead of reading its output
+// while it runs. They are Options.Hooks (and Config.Hooks), zero in
+// production: tests that run the real command tree hand them in when they
+// build it (cmd.Hooks). They are set before the run and never changed, so
+// they need no lock.
+type Hooks struct {
+	// Watching is called once the caches are synced and the start line is
 	// written.
-	watching func(namespace string)
-	// classified is called after each classification of a volume (typ is
+	Watching func(namespace string)
+	// Classified is called after each classification of a volume (typ is
 	// "" for a healthy volume) with the Longhorn version it used.
-	classified func(namespace, volume string, typ detect.Type, version string)
-	// finished is called after each repair outcome is recorded.
-	finished func(namespace string, out fix.Outcome)
-	// pollInterval overrides fix's verification poll interval.
-	pollInterval time.Duration
+	Classified func(namespace, volume string, typ detect.Type, version string)
+	// Finished is called after each repair outcome is recorded.
+	Finished func(namespace string, out fix.Outcome)
+	// PollInterval overrides fix's verification poll interval.
+	PollInterval time.Duration
 }
 
-func hookWatching(ns string) {
-	testHooks.mu.Lock()
-	f := testHooks.watching
-	testHooks.mu.Unlock()
-	if f != nil {
-		f(ns)
+func (h Hooks) watching(ns string) {
+	if h.Watching != nil {
+		h.Watching(ns)
 	}
 }
 
-func hookClassified(ns, vol string, f *detect.Finding, version string) {
-	testHooks.mu.Lock()
-	h := testHooks.classified
-	testHooks.mu.Unlock()
-	if h == nil {
+func (h Hooks) classified(ns, vol string, f *detect.Finding, version string) {
+	if h.Classified == nil {
 		return
 	}
 	var typ detect.Type
 	if f != nil {
 		typ = f.Type
 	}
-	h(ns, vol, typ, version)
+	h.Classified(ns, vol, typ, version)
 }
 
-func hookFinished(ns string, out fix.Outcome) {
-	testHooks.mu.Lock()
-	h := testHooks.finished
-	testHooks.mu.Unlock()
-	if h != nil {
-		h(ns, out)
+func (h Hooks) finished(ns string, out fix.Outcome) {
+	if h.Finished != nil {
+		h.Finished(ns, out)
 	}
 }
 
-func pollInterval() time.Duration {
-	testHooks.mu.Lock()
-	defer testHooks.mu.Unlock()
-	if testHooks.pollInterval > 0 {
-		return testHooks.pollInterval
+func (h Hooks) pollInterval() time.Duration {
+	if h.PollInterval > 0 {
+		return h.PollInterval
 	}
 	return 2 * time.Second
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmd"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
@@ -26,13 +27,21 @@ import (
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
-	guard.SetTestHooks(
-		func(ns string) { listenersOf(ns).watching() },
-		func(ns, vol string, typ detect.Type, version string) { listenersOf(ns).classified(vol, typ, version) },
-		func(ns string, out fix.Outcome) { listenersOf(ns).finished(out) },
-		50*time.Millisecond,
-	)
 	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
+}
+
+// hooks report each guard's progress to the listeners of its namespace;
+// every command a test runs gets them (run).
+var hooks = guard.Hooks{
+	Watching:     func(ns string) { listenersOf(ns).watching() },
+	Classified:   func(ns, vol string, typ detect.Type, version string) { listenersOf(ns).classified(vol, typ, version) },
+	Finished:     func(ns string, out fix.Outcome) { listenersOf(ns).finished(out) },
+	PollInterval: 50 * time.Millisecond,
+}
+
+// run runs the real command tree with the hooks.
+func run(ctx context.Context, kubeconfig string, args ...string) clitest.Result {
+	return clitest.RunWithHooks(ctx, kubeconfig, strings.NewReader(""), cmd.Hooks{Guard: hooks}, args...)
 }
 
 const (
@@ -45,8 +54,8 @@ const (
 	simWait = 90 * time.Second
 )
 
-// listeners turn the package's process-wide hooks into per-namespace
-// signals, so that parallel tests each follow their own guard.
+// listeners turn the hooks, which every guard of the package shares, into
+// per-namespace signals, so that parallel tests each follow their own guard.
 type listeners struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every hook call
@@ -165,7 +174,7 @@ func startCommand(t *testing.T, ctx context.Context, kubeconfig, ns string, full
 	r := &guardRun{t: t, ns: ns, l: l, cancel: cancel, done: make(chan struct{}), start: time.Now(), args: full}
 	go func() {
 		defer close(r.done)
-		r.res = clitest.Run(runCtx, kubeconfig, full...)
+		r.res = run(runCtx, kubeconfig, full...)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -306,7 +315,7 @@ func lacks(t *testing.T, what, text string, subs ...string) {
 // runCmd runs one command to its end.
 func runCmd(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, kubeconfig, args...)
+	res := run(ctx, kubeconfig, args...)
 	t.Logf("%s\n%s", strings.Join(args, " "), res)
 	return res
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
@@ -29,6 +31,8 @@ type Options struct {
 	Fix    *fix.Options
 	For    time.Duration
 	Settle time.Duration
+	// Hooks are set by tests only.
+	Hooks Hooks
 
 	namespace string
 	client    *inventory.Client
@@ -43,13 +47,27 @@ func NewOptions(f *fix.Options) *Options {
 	return &Options{Fix: f, For: DefaultFor, Settle: DefaultSettle, now: time.Now}
 }
 
-// Validate checks the flags before any request. Volume names are optional:
-// without them (or with --all) every volume is watched.
-func (o *Options) Validate(args []string) error {
-	f := o.Fix
-	if len(args) > 0 && f.All {
-		return errors.New("name volumes or pass --all, not both")
+// NewWatch is NewOptions with hooks (zero but in tests), as fix.NewCmdFix
+// takes it.
+func NewWatch(hooks Hooks) func(*fix.Options) fix.Watch {
+	return func(f *fix.Options) fix.Watch {
+		o := NewOptions(f)
+		o.Hooks = hooks
+		return o
 	}
+}
+
+// AddFlags adds the flags only --watch uses.
+func (o *Options) AddFlags(f *pflag.FlagSet) {
+	f.DurationVar(&o.For, "for", o.For, "With --watch: how long to watch")
+	f.DurationVar(&o.Settle, "settle", o.Settle, "With --watch: how long a repairable state must last, unchanged, before it is repaired")
+}
+
+// Complete takes the volume names, parses fix's --strategy and --dry-run,
+// and resolves the namespace and client.
+func (o *Options) Complete(args []string) error {
+	f := o.Fix
+	f.Volumes = args
 	s, err := fix.ParseStrategy(f.Strategy)
 	if err != nil {
 		return err
@@ -60,6 +78,25 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	o.dryRun = d
+	o.namespace = cmdutil.Namespace(f.ConfigFlags)
+	if o.client != nil {
+		return nil
+	}
+	c, err := inventory.FromFlags(f.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Validate checks the flags before any request; it changes nothing. Volume
+// names are optional: without them (or with --all) every volume is watched.
+func (o *Options) Validate() error {
+	f := o.Fix
+	if len(f.Volumes) > 0 && f.All {
+		return errors.New("name volumes or pass --all, not both")
+	}
 	switch {
 	case o.For <= 0:
 		return errors.New("--for must be positive")
@@ -74,21 +111,6 @@ func (o *Options) Validate(args []string) error {
 		return err
 	}
 	return cmdutil.ValidateColor(f.Color)
-}
-
-// Complete takes the volume names and resolves the namespace and client.
-func (o *Options) Complete(args []string) error {
-	o.Fix.Volumes = args
-	o.namespace = cmdutil.Namespace(o.Fix.ConfigFlags)
-	if o.client != nil {
-		return nil
-	}
-	c, err := inventory.FromFlags(o.Fix.ConfigFlags)
-	if err != nil {
-		return err
-	}
-	o.client = c
-	return nil
 }
 
 // Run guards the namespace until ctx ends or --for passes. The error carries
@@ -132,7 +154,7 @@ func (o *Options) Run(ctx context.Context) error {
 	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
 	r, err := fix.NewRepairer(fix.Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: f.Wait, Timeout: f.Timeout, PollInterval: pollInterval(), Printer: pr,
+		Wait: f.Wait, Timeout: f.Timeout, PollInterval: o.Hooks.pollInterval(), Printer: pr,
 	}, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
@@ -152,7 +174,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 	g := New(Config{
 		Client: o.client, Namespace: o.namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
-		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog,
+		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog, Hooks: o.Hooks,
 	}, out, errOut)
 	rep, err := g.Run(ctx)
 	if rep != nil {

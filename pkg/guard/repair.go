@@ -68,7 +68,7 @@ func (g *Guard) finish(vol string, sig signature, out fix.Outcome) {
 		g.out.Printf("%s %q: will look again in %s (attempt %d of %d)", longhorn.Volumes.Qualified(), vol, g.settle, attempts+1, maxAttempts)
 	}
 	g.queue.Add(vol)
-	hookFinished(g.ns, out)
+	g.hooks.finished(g.ns, out)
 	if inverted {
 		g.errOut.Printf("%s", fmt.Sprintf("STOP: replica flags are inverted on volume %s after the repair; the guard makes no further change to any volume", vol))
 		cancel()

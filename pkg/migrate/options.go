@@ -42,7 +42,8 @@ const (
 	minRecoveryTimeout = 2 * time.Minute
 )
 
-// Options is everything migrate needs, filled by flags, Complete and Validate.
+// Options is everything migrate needs, filled by flags and Complete,
+// checked by Validate.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
@@ -65,6 +66,7 @@ type Options struct {
 	// means cmdutil.IsTerminal.
 	Terminal func(io.Reader) bool
 
+	args      []string
 	namespace string
 	dryRun    cmdutil.DryRun
 	client    *inventory.Client
@@ -86,13 +88,32 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 // StatusOutputs are the values of `migrate status -o`.
 var StatusOutputs = []string{"text", "json", "yaml"}
 
-// Validate checks flag values before any request.
-func (o *Options) Validate() error {
+// Complete takes the volume, parses --dry-run and builds the client.
+func (o *Options) Complete(args []string) error {
+	o.args = args
+	if len(args) == 1 {
+		o.Volume = args[0]
+	}
 	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
 	if err != nil {
 		return err
 	}
 	o.dryRun = d
+	o.namespace = cmdutil.Namespace(o.ConfigFlags)
+	if o.client != nil {
+		return nil
+	}
+	c, err := inventory.FromFlags(o.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Validate checks flag values and arguments before any request; it changes
+// nothing.
+func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
@@ -116,24 +137,9 @@ func (o *Options) Validate() error {
 	if o.Fix && o.dryRun != cmdutil.DryRunNone {
 		return errors.New("--fix cannot be combined with --dry-run")
 	}
-	return nil
-}
-
-// Complete takes the volume and builds the client.
-func (o *Options) Complete(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("exactly one VOLUME is required (got %d arguments)", len(args))
+	if len(o.args) != 1 {
+		return fmt.Errorf("exactly one VOLUME is required (got %d arguments)", len(o.args))
 	}
-	o.Volume = args[0]
-	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.client != nil {
-		return nil
-	}
-	c, err := inventory.FromFlags(o.ConfigFlags)
-	if err != nil {
-		return err
-	}
-	o.client = c
 	return nil
 }
 

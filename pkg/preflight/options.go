@@ -21,8 +21,8 @@ import (
 // OutputFormats are the values of -o.
 var OutputFormats = []string{"table", "json", "yaml"}
 
-// Options is everything `preflight` needs, filled by flags, then Complete
-// and Validate.
+// Options is everything `preflight` needs, filled by flags and Complete,
+// checked by Validate.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
@@ -56,7 +56,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 	}
 }
 
-// Validate checks flag values before any request.
+// Validate checks flag values before any request; it changes nothing.
 func (o *Options) Validate() error {
 	ok := false
 	for _, f := range OutputFormats {
@@ -64,13 +64,6 @@ func (o *Options) Validate() error {
 	}
 	if !ok {
 		return fmt.Errorf("unknown output format %q: use one of %s", o.Output, strings.Join(OutputFormats, ", "))
-	}
-	if o.To != "" {
-		v, err := longhorn.ParseVersion(o.To)
-		if err != nil {
-			return fmt.Errorf("--to: %w (for example --to v1.6.2)", err)
-		}
-		o.target = &v
 	}
 	switch {
 	case o.Window <= 0:
@@ -99,8 +92,15 @@ func (o *Options) Validate() error {
 // the cluster (Validate refuses it).
 func (o *Options) offline() bool { return o.Bundle != "" || o.Filenames != nil }
 
-// Complete resolves the namespace and the client.
+// Complete parses --to and resolves the namespace and the client.
 func (o *Options) Complete() error {
+	if o.To != "" {
+		v, err := longhorn.ParseVersion(o.To)
+		if err != nil {
+			return fmt.Errorf("--to: %w (for example --to v1.6.2)", err)
+		}
+		o.target = &v
+	}
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
 	if o.client != nil || o.offline() {
 		return nil

@@ -15,7 +15,8 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// Options is everything `scan` needs, filled by flags, Complete and Validate.
+// Options is everything `scan` needs, filled by flags and Complete, checked
+// by Validate.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams

@@ -1,20 +1,38 @@
-package cmd
+package fix
 
 import (
+	"context"
 	"errors"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
 )
 
-func newFixCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := fix.NewOptions(cf, streams)
-	g := guard.NewOptions(o)
+// Watch is `fix --watch`, the upgrade guard, as the fix command sees it:
+// Options of its own around fix's (selection, --yes, --dry-run, ...), with
+// the flags only --watch uses. pkg/guard implements it on top of this
+// package's Options and Repairer, so importing it here would be a cycle:
+// NewCmdFix is handed its constructor instead.
+type Watch interface {
+	// AddFlags adds the flags only --watch uses (--for, --settle).
+	AddFlags(*pflag.FlagSet)
+	Complete(args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// NewCmdFix is `fix` and `fix --watch`: flags, help and completion, then
+// Complete, Validate and Run of fix's Options or, with --watch, of the
+// Watch that newWatch builds around them. hooks are zero but in tests.
+func NewCmdFix(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, newWatch func(*Options) Watch, hooks Hooks) *cobra.Command {
+	o := NewOptions(cf, streams)
+	o.Hooks = hooks
+	g := newWatch(o)
 	watch := false
 	c := &cobra.Command{
 		Use:   "fix (VOLUME... | --all | --watch [VOLUME...])",
@@ -83,14 +101,14 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 
   # Only report what the guard would do
   kubectl longhorn-engines fix --watch --dry-run=client`,
-		ValidArgsFunction: completeVolumes(cf),
+		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch {
-				if err := g.Validate(args); err != nil {
-					return cmdutil.WithCode(fix.ExitNoCheck, err)
-				}
 				if err := g.Complete(args); err != nil {
-					return cmdutil.WithCode(fix.ExitNoCheck, err)
+					return cmdutil.WithCode(ExitNoCheck, err)
+				}
+				if err := g.Validate(); err != nil {
+					return cmdutil.WithCode(ExitNoCheck, err)
 				}
 				// SIGTERM is how the guard's window ends: its verdict
 				// (0-3, deploy/README.md) is the exit code.
@@ -98,13 +116,13 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 				return g.Run(cmd.Context())
 			}
 			if cmd.Flags().Changed("for") || cmd.Flags().Changed("settle") {
-				return cmdutil.WithCode(fix.ExitNoCheck, errors.New("--for and --settle need --watch"))
-			}
-			if err := o.Validate(args); err != nil {
-				return cmdutil.WithCode(fix.ExitNoCheck, err)
+				return cmdutil.WithCode(ExitNoCheck, errors.New("--for and --settle need --watch"))
 			}
 			if err := o.Complete(args); err != nil {
-				return cmdutil.WithCode(fix.ExitNoCheck, err)
+				return cmdutil.WithCode(ExitNoCheck, err)
+			}
+			if err := o.Validate(); err != nil {
+				return cmdutil.WithCode(ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())
 		},
@@ -112,7 +130,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f := c.Flags()
 	f.BoolVar(&o.All, "all", false, "Select every volume in the namespace (only affected ones are changed)")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Apply the plan without asking")
-	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `"none" changes the cluster; "client" prints the plan and the changes only; "server" sends the writes with dryRun so the server validates them without persisting`)
+	cmdutil.AddDryRunFlag(c, &o.DryRun, `"none" changes the cluster; "client" prints the plan and the changes only; "server" sends the writes with dryRun so the server validates them without persisting`)
 	f.StringVar(&o.Strategy, "strategy", o.Strategy, "auto (deactivate on 1.3/1.4, delete on 1.5.0/1.5.1), deactivate, or delete (1.5.0/1.5.1 only)")
 	f.StringVar(&o.BackupDir, "backup-dir", "", "Folder for the YAML backups and actions.log (default: a new longhorn-engines-fix-<time> folder in the working directory)")
 	f.StringVar(&o.BackupTo, "backup-to", o.BackupTo, `"dir": backups and actions.log in --backup-dir only; "configmap": also, before each repair's write, one ConfigMap per repaired volume in the Longhorn namespace with its objects' YAML and the action log (needs create on configmaps; see docs/backups.md)`)
@@ -121,12 +139,9 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "Volumes repaired at the same time")
 	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never")
 	f.BoolVarP(&watch, "watch", "w", false, "Guard the namespace: watch for --for and repair volumes that stay repairable for --settle")
-	f.DurationVar(&g.For, "for", g.For, "With --watch: how long to watch")
-	f.DurationVar(&g.Settle, "settle", g.Settle, "With --watch: how long a repairable state must last, unchanged, before it is repaired")
-	f.Lookup("dry-run").NoOptDefVal = cmdutil.DryRunNoOptValue
-	registerEnumCompletion(c, "dry-run", cmdutil.DryRunModes)
-	registerEnumCompletion(c, "strategy", fix.Strategies)
-	registerEnumCompletion(c, "backup-to", fix.BackupTargets)
-	registerEnumCompletion(c, "color", cmdutil.ColorModes)
+	g.AddFlags(f)
+	cmdutil.EnumCompletion(c, "strategy", Strategies)
+	cmdutil.EnumCompletion(c, "backup-to", BackupTargets)
+	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
 }

@@ -1,4 +1,4 @@
-package cmd
+package scan
 
 import (
 	"github.com/spf13/cobra"
@@ -6,11 +6,13 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
 )
 
-func newScanCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := scan.NewOptions(cf, streams)
+// NewCmdScan is `scan`: its flags, help and completion, then Complete,
+// Validate and Run.
+func NewCmdScan(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams)
 	c := &cobra.Command{
 		Use:   "scan [VOLUME...]",
 		Short: "Find volumes with more than one active engine and explain each finding (read-only)",
@@ -48,12 +50,12 @@ Exit status, like 'kubectl diff':
   # Objects a user pasted
   kubectl -n longhorn-system get volumes.longhorn.io,engines.longhorn.io,replicas.longhorn.io -o yaml > dump.yaml
   kubectl longhorn-engines scan -f dump.yaml`,
-		ValidArgsFunction: completeVolumes(cf),
+		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(args); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
-			if err := o.Complete(args); err != nil {
+			if err := o.Validate(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())
@@ -70,7 +72,7 @@ Exit status, like 'kubectl diff':
 	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
 	_ = c.MarkFlagFilename("bundle", "zip")
 	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
-	registerEnumCompletion(c, "output", scan.OutputFormats)
-	registerEnumCompletion(c, "color", cmdutil.ColorModes)
+	cmdutil.EnumCompletion(c, "output", OutputFormats)
+	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
 }

@@ -1,4 +1,4 @@
-package cmd
+package scan
 
 import (
 	"github.com/spf13/cobra"
@@ -6,14 +6,15 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
 )
 
-// describe is scan's per-volume view, as kubectl's describe is get's: scan
-// VOLUME stays one table row (and -o json) for scripts, describe is for a
-// person deciding about one volume.
-func newDescribeCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := scan.NewOptions(cf, streams)
+// NewCmdDescribe is `describe`, scan's per-volume view, as kubectl's
+// describe is get's: it runs scan's Options with Describe set. scan VOLUME
+// stays one table row (and -o json) for scripts, describe is for a person
+// deciding about one volume.
+func NewCmdDescribe(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams)
 	o.Describe = true
 	c := &cobra.Command{
 		Use:   "describe VOLUME...",
@@ -34,12 +35,12 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
   # The same from a support bundle, with the manager log evidence
   kubectl longhorn-engines describe pvc-7b120d60-1577-4716-be5a-62348271025a --bundle supportbundle.zip`,
 		Args:              cobra.MinimumNArgs(1),
-		ValidArgsFunction: completeVolumes(cf),
+		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(args); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
-			if err := o.Complete(args); err != nil {
+			if err := o.Validate(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())
@@ -52,6 +53,6 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
 	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
 	_ = c.MarkFlagFilename("bundle", "zip")
 	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
-	registerEnumCompletion(c, "color", cmdutil.ColorModes)
+	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
 }

@@ -1,20 +1,18 @@
-package cmd
+package migrate
 
 import (
 	"context"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
 )
 
+// migrateExitCodes ends the help of every writing subcommand: they share
+// one table (exit.go).
 const migrateExitCodes = `Exit status:
   0  done: the volume is verified where it was asked to be (for status and
      --dry-run: the answer was printed)
@@ -27,8 +25,11 @@ const migrateExitCodes = `Exit status:
      could not be verified, a rollback could not be written or verified, or
      a write's outcome could not be read back`
 
-func newMigrateCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := migrate.NewOptions(cf, streams, migrate.ModeMigrate)
+// NewCmdMigrate is `migrate` and its subcommands confirm, rollback and
+// status, each with Options of its own Mode: flags and help here, then
+// Complete, Validate and Run.
+func NewCmdMigrate(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams, ModeMigrate)
 	c := &cobra.Command{
 		Use:   "migrate VOLUME --to NODE",
 		Short: "Drive a live migration safely: start, wait, confirm or roll back, verify",
@@ -93,10 +94,10 @@ own). After the confirm nothing is rolled back: it cannot be undone.
   kubectl longhorn-engines migrate confirm pvc-1234
   kubectl longhorn-engines migrate rollback pvc-1234
   kubectl longhorn-engines migrate status pvc-1234`,
-		ValidArgsFunction: completeVolumes(cf),
+		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMigrateOptions(cmd.Context(), o, args)
+			return runOptions(cmd.Context(), o, args)
 		},
 	}
 	f := c.Flags()
@@ -104,49 +105,47 @@ own). After the confirm nothing is rolled back: it cannot be undone.
 	f.BoolVar(&o.Confirm, "confirm", false, "Confirm once the migration engine is ready, then verify (default: stop there)")
 	addFixFlags(c, o)
 	addStepFlags(c, o)
-	_ = c.RegisterFlagCompletionFunc("to", completeMigrationTargets(cf))
+	_ = c.RegisterFlagCompletionFunc("to", complete.MigrationTargets(cf))
 
 	c.AddCommand(
-		newMigrateStepCommand(cf, streams, migrate.ModeConfirm),
-		newMigrateStepCommand(cf, streams, migrate.ModeRollback),
-		newMigrateStatusCommand(cf, streams),
+		newCmdStep(cf, streams, ModeConfirm),
+		newCmdStep(cf, streams, ModeRollback),
+		newCmdStatus(cf, streams),
 	)
 	return c
 }
 
 // addFixFlags: --fix repairs a #6642 state left by the confirm the way
 // 'fix VOLUME' would.
-func addFixFlags(c *cobra.Command, o *migrate.Options) {
+func addFixFlags(c *cobra.Command, o *Options) {
 	f := c.Flags()
 	f.BoolVar(&o.Fix, "fix", false, "If the confirm leaves two active engines (longhorn#6642), repair them as 'fix VOLUME' would, then verify")
 	f.StringVar(&o.BackupDir, "backup-dir", "", "With --fix: where the objects are saved before the repair changes them (default: a new longhorn-engines-fix-<time> folder in the working directory)")
 }
 
 // addStepFlags are the flags of every writing subcommand.
-func addStepFlags(c *cobra.Command, o *migrate.Options) {
+func addStepFlags(c *cobra.Command, o *Options) {
 	f := c.Flags()
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the migration engine to be ready (and, after a confirm, for the verification)")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not prompt for confirmation")
-	f.StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none", "server", or "client". client: print the write without sending it; server: send it with dryRun=All so the API server and admission check it, nothing persisted. Nothing is waited for.`)
-	f.Lookup("dry-run").NoOptDefVal = cmdutil.DryRunNoOptValue
+	cmdutil.AddDryRunFlag(c, &o.DryRun, `Must be "none", "server", or "client". client: print the write without sending it; server: send it with dryRun=All so the API server and admission check it, nothing persisted. Nothing is waited for.`)
 	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment")
 	f.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often to re-read the volume while waiting")
 	_ = f.MarkHidden("poll-interval")
-	registerEnumCompletion(c, "dry-run", cmdutil.DryRunModes)
 }
 
-func newMigrateStepCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode migrate.Mode) *cobra.Command {
-	o := migrate.NewOptions(cf, streams, mode)
+func newCmdStep(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode Mode) *cobra.Command {
+	o := NewOptions(cf, streams, mode)
 	c := &cobra.Command{
 		Use:               string(mode) + " VOLUME",
-		ValidArgsFunction: completeVolumes(cf),
+		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMigrateOptions(cmd.Context(), o, args)
+			return runOptions(cmd.Context(), o, args)
 		},
 	}
 	switch mode {
-	case migrate.ModeConfirm:
+	case ModeConfirm:
 		c.Short = "Finish a live migration in flight on its target node, then verify"
 		c.Long = `Confirm a live migration in flight, started by 'migrate' or by Longhorn's own
 attachers: wait (up to --timeout) until the migration engine on the target node is
@@ -161,7 +160,7 @@ changed: this command did not start the migration, so it does not roll it back.
 		c.Example = `  kubectl longhorn-engines migrate confirm pvc-1234
   kubectl longhorn-engines migrate confirm pvc-1234 --yes --timeout 30m`
 		addFixFlags(c, o)
-	case migrate.ModeRollback:
+	case ModeRollback:
 		c.Short = "Abandon a live migration in flight and verify the volume on its node"
 		c.Long = `Roll back a live migration in flight, started by 'migrate' or by Longhorn's own
 attachers, and verify the volume back on the node it is attached to: one active
@@ -178,8 +177,8 @@ accepts that risk). The rollback is written without waiting for readiness.
 	return c
 }
 
-func newMigrateStatusCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := migrate.NewOptions(cf, streams, migrate.ModeStatus)
+func newCmdStatus(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams, ModeStatus)
 	c := &cobra.Command{
 		Use:   "status VOLUME",
 		Short: "Show where a volume's live migration stands (read-only)",
@@ -192,54 +191,24 @@ engines, replicas and (1.5+) attachment tickets, and the commands that come next
 Exit status: 0 when the status was printed; 2 when the cluster could not be read.`,
 		Example: `  kubectl longhorn-engines migrate status pvc-1234
   kubectl longhorn-engines migrate status pvc-1234 -o json | jq -r .phase`,
-		ValidArgsFunction: completeVolumes(cf),
+		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMigrateOptions(cmd.Context(), o, args)
+			return runOptions(cmd.Context(), o, args)
 		},
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text, json or yaml")
-	registerEnumCompletion(c, "output", migrate.StatusOutputs)
+	cmdutil.EnumCompletion(c, "output", StatusOutputs)
 	return c
 }
 
-func runMigrateOptions(ctx context.Context, o *migrate.Options, args []string) error {
-	if err := o.Validate(); err != nil {
-		return cmdutil.WithCode(migrate.ExitNoCheck, err)
-	}
+// runOptions is the order every migrate command runs its Options in.
+func runOptions(ctx context.Context, o *Options, args []string) error {
 	if err := o.Complete(args); err != nil {
-		return cmdutil.WithCode(migrate.ExitNoCheck, err)
+		return cmdutil.WithCode(ExitNoCheck, err)
+	}
+	if err := o.Validate(); err != nil {
+		return cmdutil.WithCode(ExitNoCheck, err)
 	}
 	return o.Run(ctx)
-}
-
-// completeMigrationTargets offers Longhorn node names for --to, leaving out
-// the node the volume (when already given) is attached to.
-func completeMigrationTargets(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		c, err := inventory.FromFlags(cf)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ns := cmdutil.Namespace(cf)
-		nodes, err := inventory.ListAll[longhorn.Node](ctx, c, longhorn.Nodes, ns, "", 0)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		current := ""
-		if len(args) == 1 {
-			if v, err := inventory.Get[longhorn.Volume](ctx, c, longhorn.Volumes, ns, args[0]); err == nil {
-				current = v.Status.CurrentNodeID
-			}
-		}
-		var out []cobra.Completion
-		for _, n := range nodes {
-			if n.Name != current && strings.HasPrefix(n.Name, toComplete) {
-				out = append(out, n.Name)
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
 }

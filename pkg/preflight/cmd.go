@@ -1,4 +1,4 @@
-package cmd
+package preflight
 
 import (
 	"github.com/spf13/cobra"
@@ -6,11 +6,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/preflight"
 )
 
-func newPreflightCommand(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := preflight.NewOptions(cf, streams)
+// NewCmdPreflight is `preflight`: its flags, help and completion, then
+// Complete, Validate and Run.
+func NewCmdPreflight(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams)
 	c := &cobra.Command{
 		Use:   "preflight [--to VERSION]",
 		Short: "Before an upgrade: say which volumes are exposed to longhorn#6642 and what to run (read-only)",
@@ -51,12 +52,12 @@ Exit status:
 
   # From a support bundle
   kubectl longhorn-engines preflight --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip`,
-		Args: usageArgs(cobra.NoArgs),
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
-			if err := o.Complete(); err != nil {
+			if err := o.Validate(); err != nil {
 				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 			}
 			return o.Run(cmd.Context())
@@ -72,6 +73,6 @@ Exit status:
 	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
 	_ = c.MarkFlagFilename("bundle", "zip")
 	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
-	registerEnumCompletion(c, "output", preflight.OutputFormats)
+	cmdutil.EnumCompletion(c, "output", OutputFormats)
 	return c
 }

@@ -1,0 +1,67 @@
+package cmd_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The CLI concepts every command shares have one home, pkg/cmdutil: the
+// exit-code table (exit.go, docs/exit-codes.md), the y/N prompt with its
+// terminal check (prompt.go) and the --dry-run flag (dryrun.go). A second
+// copy elsewhere drifts (3 meant different things in three tables; a pipe
+// answered migrate's own prompt but never fix's), so this test fails on one:
+// an exit code given as a number, a "[y/N]" question, or a --dry-run flag
+// registered by hand, in any package but cmdutil.
+func TestCLIConceptsLiveInCmdutil(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "cmdutil" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				for i, name := range n.Names {
+					if lower := strings.ToLower(name.Name); strings.HasPrefix(lower, "exit") && i < len(n.Values) {
+						if lit, ok := n.Values[i].(*ast.BasicLit); ok && lit.Kind == token.INT {
+							t.Errorf("%s: exit code %s = %s: name cmdutil's code instead", fset.Position(name.Pos()), name.Name, lit.Value)
+						}
+					}
+				}
+			case *ast.BasicLit:
+				if s, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING && strings.Contains(s, "[y/N]") {
+					t.Errorf("%s: a y/N question of its own: use cmdutil.Prompt", fset.Position(n.Pos()))
+				}
+			case *ast.CallExpr:
+				for _, a := range n.Args {
+					if lit, ok := a.(*ast.BasicLit); ok && lit.Value == `"dry-run"` {
+						if sel, ok := n.Fun.(*ast.SelectorExpr); ok && strings.HasSuffix(sel.Sel.Name, "Var") {
+							t.Errorf("%s: --dry-run registered by hand: use cmdutil.AddDryRunFlag", fset.Position(n.Pos()))
+						}
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

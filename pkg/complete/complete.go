@@ -1,0 +1,79 @@
+// Package complete offers shell completions read from the cluster: volume
+// names for every command that takes them, and the nodes a volume can
+// migrate to. A failed read offers nothing rather than an error.
+package complete
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// readTimeout bounds a completion's reads: the shell waits on them.
+const readTimeout = 5 * time.Second
+
+// Volumes offers volume names from the cluster, leaving out names already
+// on the command line.
+func Volumes(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		c, err := inventory.FromFlags(cf)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		vols, err := inventory.ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, cmdutil.Namespace(cf), "", 0)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		used := map[string]bool{}
+		for _, a := range args {
+			used[a] = true
+		}
+		var out []cobra.Completion
+		for _, v := range vols {
+			if !used[v.Name] && strings.HasPrefix(v.Name, toComplete) {
+				out = append(out, v.Name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// MigrationTargets offers Longhorn node names for migrate --to, leaving out
+// the node the volume (when already given) is attached to.
+func MigrationTargets(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		c, err := inventory.FromFlags(cf)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		ns := cmdutil.Namespace(cf)
+		nodes, err := inventory.ListAll[longhorn.Node](ctx, c, longhorn.Nodes, ns, "", 0)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		current := ""
+		if len(args) == 1 {
+			if v, err := inventory.Get[longhorn.Volume](ctx, c, longhorn.Volumes, ns, args[0]); err == nil {
+				current = v.Status.CurrentNodeID
+			}
+		}
+		var out []cobra.Completion
+		for _, n := range nodes {
+			if n.Name != current && strings.HasPrefix(n.Name, toComplete) {
+				out = append(out, n.Name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
