@@ -23,10 +23,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // Each simulated namespace runs its own Longhorn release, so one cluster can
@@ -59,21 +58,21 @@ func (m *multi) Set(s string) error { *m = append(*m, strings.Split(s, ",")...);
 
 func run(args []string) error {
 	if len(args) == 0 || (args[0] != "serve" && args[0] != "demo") {
-		return fmt.Errorf("usage: longhorn-sim serve|demo [flags] (scenarios: %s)", strings.Join(demo.Names(), ", "))
+		return fmt.Errorf("usage: longhorn-sim serve|demo [flags] (scenarios: %s)", strings.Join(testenv.ScenarioNames(), ", "))
 	}
 	mode := args[0]
 	var o options
 	fs := flag.NewFlagSet("longhorn-sim "+mode, flag.ContinueOnError)
-	fs.Var(&o.scenarios, "scenario", "scenario to build (repeatable; default all): "+strings.Join(demo.Names(), ", "))
+	fs.Var(&o.scenarios, "scenario", "scenario to build (repeatable; default all): "+strings.Join(testenv.ScenarioNames(), ", "))
 	fs.StringVar(&o.plugin, "plugin", "bin/kubectl-longhorn_engines", "the plugin binary the demo runs")
 	fs.StringVar(&o.kubeconfig, "kubeconfig-out", "", "also copy the kubeconfig here")
 	fs.BoolVar(&o.simLog, "sim-log", false, "print the simulated longhorn-manager log")
-	fs.IntVar(&o.seed, "seed-volumes", 0, "serve only: instead of the scenarios, seed this many volumes (3 replicas and a VolumeAttachment each, 1 in 100 with two active engines) in namespace "+fixture.BenchNamespace+" for benchmarks")
+	fs.IntVar(&o.seed, "seed-volumes", 0, "serve only: instead of the scenarios, seed this many volumes (3 replicas and a VolumeAttachment each, 1 in 100 with two active engines) in namespace "+testenv.BenchNamespace+" for benchmarks")
 	fs.StringVar(&o.ready, "ready-file", "", "serve only: create this file once the cluster is ready")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	scenarios, err := demo.Select(o.scenarios)
+	scenarios, err := testenv.SelectScenarios(o.scenarios)
 	if err != nil {
 		return err
 	}
@@ -97,10 +96,10 @@ func run(args []string) error {
 			_, err := c.Create(ctx, u)
 			return err
 		}
-		if err := fixture.Seed(ctx, create, fixture.BenchNamespace, fixture.SeedOptions{Volumes: o.seed}); err != nil {
+		if err := testenv.Seed(ctx, create, testenv.BenchNamespace, testenv.SeedOptions{Volumes: o.seed}); err != nil {
 			return err
 		}
-		note("seeded %d volumes in %s in %s", o.seed, fixture.BenchNamespace, time.Since(t).Round(time.Millisecond))
+		note("seeded %d volumes in %s in %s", o.seed, testenv.BenchNamespace, time.Since(t).Round(time.Millisecond))
 		namespaces = nil
 	}
 	for _, n := range namespaces {
@@ -117,13 +116,13 @@ func run(args []string) error {
 			return err
 		}
 		defer sim.Stop()
-		if err := demo.AddNodes(ctx, sim); err != nil {
+		if err := testenv.AddNodes(ctx, sim); err != nil {
 			return err
 		}
-		env := &demo.Env{Sim: sim, Dynamic: c.Dynamic()}
+		env := &testenv.SimCluster{Sim: sim, Dynamic: c.Dynamic()}
 		for _, sc := range scenarios {
 			bctx, cancel := context.WithTimeout(ctx, time.Minute)
-			err := demo.Build(bctx, env, sc, "")
+			err := testenv.Reach(bctx, env, sc, "")
 			cancel()
 			if err != nil {
 				return fmt.Errorf("%s (Longhorn %s): %w", n.ns, n.version, err)

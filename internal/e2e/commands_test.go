@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -20,23 +20,23 @@ const (
 )
 
 var (
-	survivor = fixture.EngineName(stuckVersion, stuckVolume, 1) // on node-b, serves I/O
-	stale    = fixture.EngineName(stuckVersion, stuckVolume, 0) // on node-a
+	survivor = testenv.EngineName(stuckVersion, stuckVolume, 1) // on node-b, serves I/O
+	stale    = testenv.EngineName(stuckVersion, stuckVolume, 0) // on node-a
 )
 
 // create creates the scenario nodes and the given objects.
-func create(ctx context.Context, t *testing.T, objs ...*fixture.Objects) {
+func create(ctx context.Context, t *testing.T, objs ...*testenv.Objects) {
 	t.Helper()
-	o := fixture.Nodes()
+	o := testenv.Nodes()
 	for _, p := range objs {
 		o.Add(p)
 	}
-	if err := fixture.Create(ctx, cluster, o); err != nil {
+	if err := testenv.Create(ctx, cluster, o); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func stuck() *fixture.Objects { return fixture.TwoActiveEngines(stuckVersion, stuckVolume) }
+func stuck() *testenv.Objects { return testenv.TwoActiveEngines(stuckVersion, stuckVolume) }
 
 func engineActive(ctx context.Context, t *testing.T, name string) bool {
 	t.Helper()
@@ -63,7 +63,7 @@ type scanReport struct {
 
 func TestScanThroughKubectl(t *testing.T) {
 	ctx := begin(t)
-	create(ctx, t, fixture.Healthy(stuckVersion, "pvc-fine"))
+	create(ctx, t, testenv.Healthy(stuckVersion, "pvc-fine"))
 	// Exit 0 like `kubectl diff` when nothing needs action.
 	if r := kubectl(ctx, t, "longhorn-engines", "scan"); r.Code != 0 {
 		t.Errorf("scan of a healthy volume should exit 0:\n%v", r)
@@ -72,7 +72,7 @@ func TestScanThroughKubectl(t *testing.T) {
 	if err := cluster.Reset(ctx); err != nil {
 		t.Fatal(err)
 	}
-	create(ctx, t, fixture.Healthy(stuckVersion, "pvc-fine"), stuck())
+	create(ctx, t, testenv.Healthy(stuckVersion, "pvc-fine"), stuck())
 	r := kubectl(ctx, t, "longhorn-engines", "scan")
 	if r.Code != 1 {
 		t.Errorf("scan of a stuck volume should exit 1:\n%v", r)
@@ -114,7 +114,7 @@ func TestFixDryRunThroughKubectl(t *testing.T) {
 
 func TestMigrateStatusThroughKubectl(t *testing.T) {
 	ctx := begin(t)
-	create(ctx, t, fixture.MidMigration(stuckVersion, "pvc-moving"), stuck())
+	create(ctx, t, testenv.MidMigration(stuckVersion, "pvc-moving"), stuck())
 	for vol, phase := range map[string]string{"pvc-moving": "Ready", stuckVolume: "NeedsAttention"} {
 		r := kubectl(ctx, t, "longhorn-engines", "migrate", "status", vol, "-o", "json")
 		skipIfNotImplemented(t, r)

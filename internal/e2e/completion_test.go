@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // complete asks kubectl for completions the way a shell does on TAB: kubectl
@@ -29,7 +29,7 @@ func complete(t *testing.T, r result) (candidates []string, directive string) {
 
 func TestCompletionThroughKubectl(t *testing.T) {
 	ctx := begin(t)
-	create(ctx, t, stuck(), fixture.Healthy(stuckVersion, "pvc-fine"))
+	create(ctx, t, stuck(), testenv.Healthy(stuckVersion, "pvc-fine"))
 
 	// :4 is cobra's ShellCompDirectiveNoFileComp: volume names, not files.
 	cases := []struct {

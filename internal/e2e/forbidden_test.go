@@ -10,7 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -23,19 +23,14 @@ import (
 // Longhorn object of the namespace: a write shows as a changed entry.
 func resourceVersions(ctx context.Context, t *testing.T) map[string]string {
 	t.Helper()
-	out, err := fixture.ResourceVersions(ctx, cluster, longhorn.AllResources)
+	out, err := testenv.ResourceVersions(ctx, cluster, longhorn.AllResources)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func assertUnchanged(t *testing.T, before, after map[string]string) {
-	t.Helper()
-	if diffs := fixture.Changes(before, after); len(diffs) > 0 {
-		t.Errorf("objects changed: %s", strings.Join(diffs, "; "))
-	}
-}
+var assertUnchanged = testenv.AssertUnchanged
 
 func readLog(t *testing.T, dir string) string {
 	t.Helper()

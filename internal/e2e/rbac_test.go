@@ -16,7 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // documentedRoles reads the Roles and ClusterRoles of docs/rbac.md, by name.
@@ -112,8 +112,8 @@ func TestDocumentedRBAC(t *testing.T) {
 		{"v1.4.3", "deactivated", "volume.longhorn.io"},
 		{"v1.5.1", "deleted", "volumeattachment.longhorn.io"},
 	} {
-		stuckObjs := fixture.TwoActiveEngines(v.version, stuckVolume)
-		staleEngine := fixture.EngineName(v.version, stuckVolume, 0)
+		stuckObjs := testenv.TwoActiveEngines(v.version, stuckVolume)
+		staleEngine := testenv.EngineName(v.version, stuckVolume, 0)
 
 		t.Run("scan/"+v.version, func(t *testing.T) {
 			ctx := begin(t)
@@ -173,8 +173,8 @@ func TestDocumentedRBAC(t *testing.T) {
 
 		t.Run("migrate/"+v.version, func(t *testing.T) {
 			ctx := begin(t)
-			create(ctx, t, fixture.Healthy(v.version, "pvc-idle"))
-			args := []string{"longhorn-engines", "migrate", "pvc-idle", "--to", fixture.NodeB, "--dry-run=server", "--yes"}
+			create(ctx, t, testenv.Healthy(v.version, "pvc-idle"))
+			args := []string{"longhorn-engines", "migrate", "pvc-idle", "--to", testenv.NodeB, "--dry-run=server", "--yes"}
 			want := v.migrateWrites + ` "pvc-idle" patched (server dry run)`
 			r := kubectlAs(ctx, t, userWithCluster(t, migrateRole, workloads), args...)
 			skipIfNotImplemented(t, r)
@@ -261,7 +261,7 @@ func TestDocumentedWorkloadsRole(t *testing.T) {
 	if len(workloads) == 0 {
 		t.Fatal("docs/rbac.md has no longhorn-engines-workloads ClusterRole")
 	}
-	w := vmWorkload{vm: "vm-db", pvc: "vm-db-disk-0", podNodes: []string{fixture.NodeB}, attached: fixture.NodeB}
+	w := vmWorkload{vm: "vm-db", pvc: "vm-db-disk-0", podNodes: []string{testenv.NodeB}, attached: testenv.NodeB}
 	for _, withRole := range []bool{false, true} {
 		t.Run(fmt.Sprintf("clusterrole=%t", withRole), func(t *testing.T) {
 			ctx := begin(t)
@@ -292,8 +292,8 @@ func TestDocumentedWorkloadsRole(t *testing.T) {
 			if !c.OK || c.NotChecked {
 				t.Errorf("with the ClusterRole: check %+v", c)
 			}
-			if len(wl.Pods) != 1 || wl.Pods[0].Name != launcherPod(w.vm, 0) || wl.Pods[0].Node != fixture.NodeB || wl.Pods[0].VMI != w.vm ||
-				len(wl.CSIAttachments) != 1 || wl.CSIAttachments[0].Node != fixture.NodeB || wl.PodsNotChecked != "" || wl.CSIAttachmentsNotChecked != "" {
+			if len(wl.Pods) != 1 || wl.Pods[0].Name != launcherPod(w.vm, 0) || wl.Pods[0].Node != testenv.NodeB || wl.Pods[0].VMI != w.vm ||
+				len(wl.CSIAttachments) != 1 || wl.CSIAttachments[0].Node != testenv.NodeB || wl.PodsNotChecked != "" || wl.CSIAttachmentsNotChecked != "" {
 				t.Errorf("with the ClusterRole: workload %+v", wl)
 			}
 		})

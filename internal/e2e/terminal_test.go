@@ -12,8 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // What an operator sees in a real terminal: the plugin runs in a tmux pane
@@ -102,24 +101,14 @@ func TestTerminalCapture(t *testing.T) {
 	if err := cluster.EnsureNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: "v1.4.3", Logf: func(string, ...any) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Stop()
-	if err := demo.AddNodes(ctx, sim); err != nil {
-		t.Fatal(err)
-	}
-	env := &demo.Env{Sim: sim, Dynamic: cluster.Dynamic()}
+	sim := testenv.StartScenarioSim(ctx, t, cluster.RESTConfig(), ns, "v1.4.3")
+	env := &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}
 	for vol, name := range map[string]string{realVolume: "two-active-engines", refusedVol: "issue-4827"} {
-		sc, err := demo.Select([]string{name})
+		sc, err := testenv.SelectScenarios([]string{name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := demo.Build(ctx, env, sc[0], vol); err != nil {
+		if err := testenv.Reach(ctx, env, sc[0], vol); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -35,7 +35,7 @@ type vmWorkload struct {
 
 // withWorkload sets the volume's status.kubernetesStatus the way Longhorn's
 // kubernetes-pv controller records the workload.
-func withWorkload(o *fixture.Objects, vol string, w vmWorkload) *fixture.Objects {
+func withWorkload(o *testenv.Objects, vol string, w vmWorkload) *testenv.Objects {
 	for _, v := range o.Volumes {
 		if v.Name != vol {
 			continue

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // The workload a finding hits, on Kubernetes' own API server: the VM and
@@ -77,7 +77,7 @@ func (f finding) check(t *testing.T, name string) check {
 // on the current node, fix proceeds.
 func TestFindingNamesPVCAndVM(t *testing.T) {
 	ctx := begin(t)
-	w := vmWorkload{vm: "vm-web", pvc: "vm-web-disk-0", podNodes: []string{fixture.NodeB}, attached: fixture.NodeB}
+	w := vmWorkload{vm: "vm-web", pvc: "vm-web-disk-0", podNodes: []string{testenv.NodeB}, attached: testenv.NodeB}
 	create(ctx, t, withWorkload(stuck(), stuckVolume, w))
 	createWorkload(ctx, t, stuckVolume, w)
 
@@ -88,8 +88,8 @@ func TestFindingNamesPVCAndVM(t *testing.T) {
 	r = kubectl(ctx, t, "longhorn-engines", "scan", "-o", "json")
 	f := oneFinding(t, r.Stdout)
 	wl := f.Evidence.Workload
-	if f.Evidence.Kubernetes.PVCName != w.pvc || len(wl.Pods) != 1 || wl.Pods[0].Node != fixture.NodeB || wl.Pods[0].VMI != w.vm ||
-		len(wl.CSIAttachments) != 1 || wl.CSIAttachments[0].Node != fixture.NodeB || !wl.CSIAttachments[0].Attached {
+	if f.Evidence.Kubernetes.PVCName != w.pvc || len(wl.Pods) != 1 || wl.Pods[0].Node != testenv.NodeB || wl.Pods[0].VMI != w.vm ||
+		len(wl.CSIAttachments) != 1 || wl.CSIAttachments[0].Node != testenv.NodeB || !wl.CSIAttachments[0].Attached {
 		t.Errorf("evidence: %+v", f.Evidence)
 	}
 	if c := f.check(t, workloadCheck); !c.OK || c.NotChecked {
@@ -111,9 +111,9 @@ func TestFixRefusesWhenWorkloadRunsElsewhere(t *testing.T) {
 		w    vmWorkload
 		want string
 	}{
-		{"pod", vmWorkload{vm: "vm-a", pvc: "vm-a-disk-0", podNodes: []string{fixture.NodeA}, attached: fixture.NodeB},
+		{"pod", vmWorkload{vm: "vm-a", pvc: "vm-a-disk-0", podNodes: []string{testenv.NodeA}, attached: testenv.NodeB},
 			"pod " + vmNamespace + "/" + launcherPod("vm-a", 0) + " runs on node-a, not on the current node node-b"},
-		{"csi attachment", vmWorkload{vm: "vm-c", pvc: "vm-c-disk-0", podNodes: []string{fixture.NodeB}, attached: fixture.NodeA},
+		{"csi attachment", vmWorkload{vm: "vm-c", pvc: "vm-c-disk-0", podNodes: []string{testenv.NodeB}, attached: testenv.NodeA},
 			"volumeattachment.storage.k8s.io csi-" + stuckVolume + "-node-a attaches the volume to node-a, not to the current node node-b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,7 +143,7 @@ func TestFixRefusesWhenWorkloadRunsElsewhere(t *testing.T) {
 // it is in flight, not a repair, and fix changes nothing.
 func TestVMIMigrationInFlight(t *testing.T) {
 	ctx := begin(t)
-	w := vmWorkload{vm: "vm-mig", pvc: "vm-mig-disk-0", podNodes: []string{fixture.NodeA, fixture.NodeB}}
+	w := vmWorkload{vm: "vm-mig", pvc: "vm-mig-disk-0", podNodes: []string{testenv.NodeA, testenv.NodeB}}
 	create(ctx, t, withWorkload(stuck(), stuckVolume, w))
 	createWorkload(ctx, t, stuckVolume, w)
 	before := resourceVersions(ctx, t)

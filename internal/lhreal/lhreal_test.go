@@ -7,9 +7,9 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // startRelease starts an API server with the release's own CRDs, seeded
@@ -31,11 +31,11 @@ func startRelease(t *testing.T, release string) (*testcluster.Cluster, *lhreal.C
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
-	if err := lhreal.Seed(ctx, c, "", fixture.NodeA, fixture.NodeB); err != nil {
+	if err := lhreal.Seed(ctx, c, "", testenv.NodeA, testenv.NodeB); err != nil {
 		t.Fatal(err)
 	}
 	lc, err := lhreal.Start(ctx, lhreal.Options{Release: release, Kubeconfig: c.KubeconfigPath(),
-		Namespace: c.Namespace(), Nodes: []string{fixture.NodeA, fixture.NodeB}})
+		Namespace: c.Namespace(), Nodes: []string{testenv.NodeA, testenv.NodeB}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,15 +70,15 @@ func testStuckVolume(t *testing.T, release string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := fixture.TwoActiveEngines(release, vol)
-	o.Volumes[0].Status.OwnerID = fixture.NodeA
+	o := testenv.TwoActiveEngines(release, vol)
+	o.Volumes[0].Status.OwnerID = testenv.NodeA
 	// From 1.5 the attachment controller creates a volume's
 	// VolumeAttachment as soon as it sees the volume: create it first.
 	for _, va := range o.VAs {
 		createVA(ctx, t, c, va)
 	}
 	o.VAs = nil
-	if err := fixture.Create(ctx, c, o); err != nil {
+	if err := testenv.Create(ctx, c, o); err != nil {
 		t.Fatal(err)
 	}
 	if err := lc.WaitLog(ctx, "BUG: found the second active engine"); err != nil {
@@ -96,7 +96,7 @@ func testStuckVolume(t *testing.T, release string) {
 // schema, which requires every ticket status to list its conditions.
 func createVA(ctx context.Context, t *testing.T, c *testcluster.Cluster, va *longhorn.VolumeAttachment) {
 	t.Helper()
-	u, err := fixture.Unstructured("VolumeAttachment", va)
+	u, err := testenv.Unstructured("VolumeAttachment", va)
 	if err != nil {
 		t.Fatal(err)
 	}

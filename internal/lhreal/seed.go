@@ -13,7 +13,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 )
 
-// DefaultEngineImage is the engine image of internal/fixture's objects.
+// DefaultEngineImage is the engine image of internal/testenv's objects.
 const DefaultEngineImage = "longhornio/longhorn-engine:test"
 
 // EngineImageName is Longhorn's name for an engine image's object:
@@ -26,7 +26,7 @@ func EngineImageName(image string) string {
 // Seed creates what the volume controller needs before it acts on volumes
 // (see the package comment): the default-engine-image Setting, a deployed
 // EngineImage on every node, and a Ready, schedulable Longhorn Node per node
-// with one schedulable disk whose UUID is "disk-<node>" (internal/fixture's
+// with one schedulable disk whose UUID is "disk-<node>" (internal/testenv's
 // replicas use that diskID). Objects that exist already are left alone.
 // image "" means DefaultEngineImage.
 func Seed(ctx context.Context, c *testcluster.Cluster, image string, nodes ...string) error {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -22,12 +23,12 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 			e := newEnv(t, version)
 			vol := "vol-never-ready"
 			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
-			e.createAttached(vol)
+			e.CreateAttached(vol)
 			if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
 				t.Fatal(err)
 			}
 			e.WaitFor("migration engine placed but not running", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				m := engineOn(es, nodeB)
+				m := testenv.EngineOn(es, nodeB)
 				return m != nil && m.Spec.DesireState == longhorn.StateRunning && m.Status.CurrentState == longhorn.StateStarting
 			})
 			if e.Sim.FaultHits(fid) == 0 {
@@ -42,7 +43,7 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 					return e.logged(vol, "is in progress for synchronizing snapshots")
 				})
 				v, es, rs := e.State(vol)
-				if v.Spec.NodeID != nodeA || v.Spec.MigrationNodeID != nodeB || activeCount(es) != 1 || !engineOn(es, nodeA).Spec.Active {
+				if v.Spec.NodeID != nodeA || v.Spec.MigrationNodeID != nodeB || testenv.ActiveCount(es) != 1 || !testenv.EngineOn(es, nodeA).Spec.Active {
 					t.Errorf("confirmed without a ready migration engine:\n%s", lhsim.Describe(v, es, rs))
 				}
 				id := longhorn.CSITicketID(vol, nodeB)
@@ -57,12 +58,12 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 					t.Fatalf("confirm of an unready migration: err %v", err)
 				}
 				e.Sim.ClearFaults()
-				e.WaitFor("migration engine ready", vol, migrationReady)
+				e.WaitFor("migration engine ready", vol, testenv.MigrationReady)
 				if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 					t.Fatal(err)
 				}
 			}
-			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 			e.expectNoDataLoss(vol)
 		})
 	}
@@ -75,17 +76,17 @@ func TestFinalizerStuck(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "v1.4.4")
 	vol := "vol-stuck"
-	e.createAttached(vol)
-	e.startMigration(vol)
+	e.CreateAttached(vol)
+	e.StartMigration(vol)
 	_, es, _ := e.State(vol)
-	old := engineOn(es, nodeA).Name
+	old := testenv.EngineOn(es, nodeA).Name
 	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Engine: old})
 	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
 	e.WaitFor("old engine Terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		o := engineOn(es, nodeA)
-		return len(es) == 2 && o != nil && o.DeletionTimestamp != nil && engineOn(es, nodeB).Spec.Active
+		o := testenv.EngineOn(es, nodeA)
+		return len(es) == 2 && o != nil && o.DeletionTimestamp != nil && testenv.EngineOn(es, nodeB).Spec.Active
 	})
 	e.Await("finalizer held at least twice", func() bool { return e.Sim.FaultHits(fid) >= 2 })
 	// GetCurrentEngineAndExtras ignores deletionTimestamp: the pending
@@ -104,7 +105,7 @@ func TestFinalizerStuck(t *testing.T) {
 		t.Errorf("process of the deleted engine still runs: %v", procs)
 	}
 	e.Sim.ClearFaults()
-	e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+	e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 	e.expectNoDataLoss(vol)
 }
 
@@ -117,16 +118,16 @@ func TestOrphanProcess(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, version)
 			vol := "vol-orphan"
-			e.createAttached(vol)
-			e.startMigration(vol)
+			e.CreateAttached(vol)
+			e.StartMigration(vol)
 			_, es, _ := e.State(vol)
-			oldE := engineOn(es, nodeA)
+			oldE := testenv.EngineOn(es, nodeA)
 			old, im := oldE.Name, oldE.Status.InstanceManagerName
 			e.Sim.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: vol, Engine: lhsim.RoleOld})
 			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 				t.Fatal(err)
 			}
-			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 			if got := e.Sim.OrphanProcesses(); !contains(got, old) {
 				t.Fatalf("orphans %v, want %s", got, old)
 			}
@@ -151,20 +152,20 @@ func TestEngineCrashDuringMigration(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "v1.4.3")
 	vol := "vol-crash"
-	e.createAttached(vol)
+	e.CreateAttached(vol)
 	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
 	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
 		t.Fatal(err)
 	}
 	e.Await("crash reverted", func() bool { return e.logged(vol, "The migration engine or all migration replicas crashed") })
-	e.WaitFor("migration engine ready again", vol, migrationReady)
+	e.WaitFor("migration engine ready again", vol, testenv.MigrationReady)
 	if h := e.Sim.FaultHits(fid); h != 1 {
 		t.Errorf("crashed %d times, want 1", h)
 	}
 	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+	e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 	e.expectNoDataLoss(vol)
 }
 
@@ -175,7 +176,7 @@ func TestDirectWritesUndone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "v1.5.1")
 	vol := "vol-direct"
-	e.createAttached(vol)
+	e.CreateAttached(vol)
 	u := e.get(longhorn.Volumes, vol)
 	if err := unstructured.SetNestedField(u.Object, nodeB, "spec", "migrationNodeID"); err != nil {
 		t.Fatal(err)
@@ -184,7 +185,7 @@ func TestDirectWritesUndone(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Await("rolled back", func() bool { return e.logged(vol, "Rolling back migration") })
-	e.WaitFor("back on node-a alone", vol, settled(nodeA))
+	e.WaitFor("back on node-a alone", vol, testenv.Settled(nodeA))
 }
 
 // TestSetup checks the Setting and the instance managers per release.
@@ -249,7 +250,7 @@ func TestTicketRules(t *testing.T) {
 	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.WaitFor("attached to node-a", vol, settled(nodeA))
+	e.WaitFor("attached to node-a", vol, testenv.Settled(nodeA))
 	if err := e.Sim.SetNodeReady(e.Ctx, nodeB, false); err != nil {
 		t.Fatal(err)
 	}
@@ -267,13 +268,13 @@ func TestTicketRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.WaitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		m := engineOn(es, nodeB)
+		m := testenv.EngineOn(es, nodeB)
 		return v.Spec.MigrationNodeID == nodeB && m != nil && m.Status.CurrentState == longhorn.StateRunning
 	})
 	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+	e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 }
 
 // TestDeleteVolume: deleting a Volume deletes its engines, replicas and
@@ -282,7 +283,7 @@ func TestDeleteVolume(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "v1.5.1")
 	vol := "vol-delete"
-	e.createAttached(vol)
+	e.CreateAttached(vol)
 	e.deleteObject(longhorn.Volumes, vol)
 	e.Await("everything gone", func() bool {
 		for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments} {
@@ -304,14 +305,14 @@ func TestBugViaUpdateConflict(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "v1.4.3")
 	vol := "vol-conflict"
-	e.createAttached(vol)
-	e.startMigration(vol)
+	e.CreateAttached(vol)
+	e.StartMigration(vol)
 	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineUpdate, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
 	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		t.Fatal(err)
 	}
 	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		return len(es) == 2 && activeCount(es) == 2 && v.Status.CurrentNodeID == nodeB
+		return len(es) == 2 && testenv.ActiveCount(es) == 2 && v.Status.CurrentNodeID == nodeB
 	})
 	e.Await("BUG sync error", func() bool { return e.hasSyncError(vol, "BUG: found the second active engine") })
 	if h := e.Sim.FaultHits(fid); h != 1 {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -26,7 +26,7 @@ func TestInstanceOnly(t *testing.T) {
 	for _, ver := range []string{"v1.4.3", "v1.5.3"} {
 		t.Run(ver, func(t *testing.T) {
 			t.Parallel()
-			ns := fmt.Sprintf("lhsim-io-%d", nsSeq.Add(1))
+			ns := testenv.Namespace("lhsim-io")
 			s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: ver, InstanceOnly: true})
 			if err != nil {
 				t.Fatal(err)
@@ -42,7 +42,7 @@ func TestInstanceOnly(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			e := &env{&simtest.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
+			e := &env{&testenv.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
 			vol := "vol-io"
 			if err := s.CreateVolume(ctx, vol, lhsim.VolumeOptions{Migratable: true}); err != nil {
 				t.Fatal(err)
@@ -124,7 +124,7 @@ func TestInstanceOnly(t *testing.T) {
 // bumps the generation of a changed ticket.
 func TestInstanceOnlyTicketGeneration(t *testing.T) {
 	t.Parallel()
-	ns := fmt.Sprintf("lhsim-io-%d", nsSeq.Add(1))
+	ns := testenv.Namespace("lhsim-io")
 	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: "v1.5.3", InstanceOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestInstanceOnlyTicketGeneration(t *testing.T) {
 	if err := s.AddNode(ctx, nodeA, lhsim.NodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{&simtest.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
+	e := &env{&testenv.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
 	vol := "vol-gen"
 	id := longhorn.CSITicketID(vol, nodeA)
 	// a VolumeAttachment made without the webhook's additions: its

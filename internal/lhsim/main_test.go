@@ -2,9 +2,7 @@ package lhsim_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,9 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -31,108 +28,13 @@ const (
 	waitTimeout = 60 * time.Second
 )
 
-var nsSeq atomic.Int64
-
 // env is one test's simulator in a namespace of its own, with nodes
 // node-a and node-b.
-type env struct{ *simtest.Env }
+type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	return &env{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("lhsim-%d", nsSeq.Add(1)), version, 2*time.Minute, waitTimeout)}
-}
-
-func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
-	for i := range es {
-		if es[i].Spec.NodeID == node {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-func activeCount(es []longhorn.Engine) int {
-	n := 0
-	for _, e := range es {
-		if e.Spec.Active {
-			n++
-		}
-	}
-	return n
-}
-
-// settled: exactly one engine, active, running on node, every replica
-// serving it and active, no migration left.
-func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool {
-	return func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		if len(es) != 1 || !es[0].Spec.Active || es[0].Spec.NodeID != node || es[0].Status.CurrentState != longhorn.StateRunning {
-			return false
-		}
-		if v.Spec.NodeID != node || v.Status.CurrentNodeID != node || v.Spec.MigrationNodeID != "" ||
-			v.Status.CurrentMigrationNodeID != "" || v.Status.State != longhorn.VolumeStateAttached {
-			return false
-		}
-		if len(rs) == 0 {
-			return false
-		}
-		for _, r := range rs {
-			if r.Spec.EngineName != es[0].Name || !r.Spec.Active || r.DeletionTimestamp != nil {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// createAttached creates a migratable volume with a replica on each node
-// and attaches it to node-a.
-func (e *env) createAttached(vol string) {
-	e.T.Helper()
-	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("volume created detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
-	})
-	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("attached to node-a", vol, settled(nodeA))
-	e.WaitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-		return v.Status.Robustness == longhorn.RobustnessHealthy
-	})
-}
-
-// startMigration attaches the volume to node-b too and waits until the
-// migration engine is ready (and, on 1.5+, node-b's ticket satisfied).
-func (e *env) startMigration(vol string) {
-	e.T.Helper()
-	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("migration engine ready", vol, migrationReady)
-	if e.Sim.Version().HasVolumeAttachments() {
-		id := longhorn.CSITicketID(vol, nodeB)
-		e.Await("node-b ticket satisfied", func() bool {
-			va := e.va(vol)
-			return va != nil && va.Satisfied(id)
-		})
-	}
-}
-
-func migrationReady(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-	if v.Spec.MigrationNodeID != nodeB || len(es) != 2 {
-		return false
-	}
-	old, mig := engineOn(es, nodeA), engineOn(es, nodeB)
-	if old == nil || mig == nil || !old.Spec.Active || mig.Spec.Active {
-		return false
-	}
-	if mig.Status.CurrentState != longhorn.StateRunning || mig.Status.Endpoint == "" || mig.RWCount() != old.RWCount() ||
-		mig.RWCount() == 0 {
-		return false
-	}
-	return len(rs) == 4
+	return &env{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("lhsim"), version, 2*time.Minute, waitTimeout)}
 }
 
 func (e *env) va(vol string) *longhorn.VolumeAttachment {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -24,7 +25,7 @@ func TestMigrationHappyPath(t *testing.T) {
 			t.Run("confirm", func(t *testing.T) {
 				e := e.sub(t)
 				vol := "vol-confirm"
-				e.createAttached(vol)
+				e.CreateAttached(vol)
 				_, es, rs := e.State(vol)
 				checkEngineMeta(t, vol, es[0])
 				if deterministic && es[0].Name != vol+"-e-0" {
@@ -37,12 +38,12 @@ func TestMigrationHappyPath(t *testing.T) {
 				for _, r := range rs {
 					dirs[r.Spec.DataDirectoryName] = true
 				}
-				e.startMigration(vol)
+				e.StartMigration(vol)
 				v, es, rs := e.State(vol)
 				if e.Sim.Version().HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != nodeB {
 					t.Errorf("currentMigrationNodeID %q, want %s", v.Status.CurrentMigrationNodeID, nodeB)
 				}
-				old, mig := engineOn(es, nodeA), engineOn(es, nodeB)
+				old, mig := testenv.EngineOn(es, nodeA), testenv.EngineOn(es, nodeB)
 				if deterministic && mig.Name != vol+"-e-1" {
 					t.Errorf("migration engine %s, want %s-e-1", mig.Name, vol)
 				}
@@ -57,7 +58,7 @@ func TestMigrationHappyPath(t *testing.T) {
 				if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 					t.Fatal(err)
 				}
-				e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+				e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 				e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 					return len(rs) == 2 && es[0].Name == mig.Name
 				})
@@ -74,14 +75,14 @@ func TestMigrationHappyPath(t *testing.T) {
 			t.Run("rollback", func(t *testing.T) {
 				e := e.sub(t)
 				vol := "vol-rollback"
-				e.createAttached(vol)
+				e.CreateAttached(vol)
 				_, es, _ := e.State(vol)
 				first := es[0].Name
-				e.startMigration(vol)
+				e.StartMigration(vol)
 				if err := e.Sim.Detach(e.Ctx, vol, nodeB); err != nil {
 					t.Fatal(err)
 				}
-				e.WaitFor("rolled back to node-a", vol, settled(nodeA))
+				e.WaitFor("rolled back to node-a", vol, testenv.Settled(nodeA))
 				e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 					return len(rs) == 2 && es[0].Name == first
 				})
@@ -145,18 +146,13 @@ func checkEngineMeta(t *testing.T, vol string, e longhorn.Engine) {
 // old engine cannot be deleted. It returns the old and the new engine.
 func (e *env) produceBug(vol string) (old, mig string) {
 	e.T.Helper()
-	e.createAttached(vol)
-	e.startMigration(vol)
-	_, es, _ := e.State(vol)
-	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+	e.CreateAttached(vol)
+	old, mig = e.StartMigration(vol)
 	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
 	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 		e.T.Fatal(err)
 	}
-	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		return len(es) == 2 && activeCount(es) == 2 && v.Status.CurrentNodeID == nodeB
-	})
-	e.Await("BUG sync error", func() bool { return e.hasSyncError(vol, "BUG: found the second active engine") })
+	e.WaitStuck(vol)
 	if h := e.Sim.FaultHits(fid); h != 1 {
 		e.T.Errorf("FailEngineDelete fired %d times, want 1 (every later sync stops at the BUG)", h)
 	}
@@ -227,10 +223,10 @@ func TestTwoActiveEnginesBug(t *testing.T) {
 				return
 			}
 
-			e.createAttached(vol)
-			e.startMigration(vol)
+			e.CreateAttached(vol)
+			e.StartMigration(vol)
 			_, es, _ := e.State(vol)
-			old, mig := engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+			old, mig := testenv.EngineOn(es, nodeA).Name, testenv.EngineOn(es, nodeB).Name
 			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
 			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 				t.Fatal(err)
@@ -240,14 +236,14 @@ func TestTwoActiveEnginesBug(t *testing.T) {
 				return v.Status.CurrentNodeID == nodeB
 			})
 			v, es, rs := e.State(vol)
-			if activeCount(es) != 1 || engineOn(es, nodeA) == nil || !engineOn(es, nodeA).Spec.Active {
+			if testenv.ActiveCount(es) != 1 || testenv.EngineOn(es, nodeA) == nil || !testenv.EngineOn(es, nodeA).Spec.Active {
 				t.Errorf("fixed release must keep exactly the old engine active while it cannot be deleted:\n%s", lhsim.Describe(v, es, rs))
 			}
 			if e.hasSyncError(vol, "second active engine") {
 				t.Errorf("BUG error on a fixed release: %v", e.Sim.SyncErrors(vol))
 			}
 			e.Sim.ClearFaults()
-			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 			_, es, _ = e.State(vol)
 			if es[0].Name != mig || es[0].Name == old {
 				t.Errorf("survivor %s, want %s", es[0].Name, mig)
@@ -282,7 +278,7 @@ func TestRepairAfterBug(t *testing.T) {
 				e.deleteObject(longhorn.Engines, old)
 			}
 			if !tc.dataLoss {
-				e.WaitFor("converged on node-b", vol, settled(nodeB))
+				e.WaitFor("converged on node-b", vol, testenv.Settled(nodeB))
 				e.WaitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 					return len(rs) == 2 && es[0].Name == mig
 				})

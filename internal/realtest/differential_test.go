@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -104,7 +105,7 @@ func scenarios() []scenario {
 		{name: "stuck (#6642)", on: affected, run: func(e *env, vol string) {
 			e.seedState(vol)
 			e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return len(es) == 2 && activeCount(es) == 2
+				return len(es) == 2 && testenv.ActiveCount(es) == 2
 			})
 		}},
 		{name: "seed's fault, fixed", on: fixed, run: func(e *env, vol string) {
@@ -130,7 +131,7 @@ func scenarios() []scenario {
 			e.sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
 			e.detach(vol, nodeA)
 			e.waitFor("confirmed, old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				o := engineNamed(es, old)
+				o := testenv.EngineNamed(es, old)
 				return o != nil && o.DeletionTimestamp != nil && allOn(rs, mig)
 			})
 		}},
@@ -143,7 +144,7 @@ func scenarios() []scenario {
 			}
 			e.sim.ClearFault(fid)
 			e.waitFor("converged on node-b", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return engineNamed(es, old) == nil && settled(nodeB)(v, es, rs)
+				return testenv.EngineNamed(es, old) == nil && settled(nodeB)(v, es, rs)
 			})
 		}},
 		{name: "KB delete applied", run: func(e *env, vol string) { e.kbDeleted(vol) }},
@@ -159,7 +160,7 @@ func scenarios() []scenario {
 			e.stuck(vol)
 			e.detach(vol, nodeB)
 			e.waitFor("spec.nodeID cleared, two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return v.Spec.NodeID == "" && activeCount(es) == 2
+				return v.Spec.NodeID == "" && testenv.ActiveCount(es) == 2
 			})
 			e.fixRefuses(vol, "spec.nodeID")
 		}},
@@ -185,10 +186,10 @@ func scenarios() []scenario {
 		{name: "survivor crashed: fix refuses", run: func(e *env, vol string) {
 			e.stuck(vol)
 			_, es, _ := e.state(vol)
-			mig := engineOn(es, nodeB).Name
+			mig := testenv.EngineOn(es, nodeB).Name
 			e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: mig, Times: 1})
 			e.waitFor("survivor in error", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				s := engineNamed(es, mig)
+				s := testenv.EngineNamed(es, mig)
 				return s != nil && s.Status.CurrentState == longhorn.StateError
 			})
 			e.fixRefuses(vol, "not serving I/O")
@@ -196,7 +197,7 @@ func scenarios() []scenario {
 		{name: "fix on stuck", on: affected, run: func(e *env, vol string) {
 			e.seedState(vol)
 			e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return len(es) == 2 && activeCount(es) == 2
+				return len(es) == 2 && testenv.ActiveCount(es) == 2
 			})
 			e.waitRepairable(vol)
 			if _, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir()); code != 0 {
@@ -276,7 +277,7 @@ func (e *env) terminatingStale(vol string) (string, lhsim.FaultID) {
 	fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
 	e.deleteEngine(old)
 	e.waitFor("stale engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		o := engineNamed(es, old)
+		o := testenv.EngineNamed(es, old)
 		return o != nil && o.DeletionTimestamp != nil
 	})
 	return old, fid

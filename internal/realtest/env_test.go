@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -29,8 +29,6 @@ const (
 	// waitTimeout bounds each wait; Longhorn's controllers need seconds.
 	waitTimeout = 2 * time.Minute
 )
-
-var nsSeq atomic.Int64
 
 // env is one test's Longhorn: a namespace on the release's API server,
 // Longhorn's own controllers of that release, and the simulator playing the
@@ -123,7 +121,7 @@ func newBareEnv(t *testing.T, release string, instanceOnly bool) *env {
 	c := clusters[release]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
-	ns := fmt.Sprintf("real-%d", nsSeq.Add(1))
+	ns := testenv.Namespace("real")
 	e := &env{t: t, ctx: ctx, release: release, c: c, ns: ns}
 	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: ns, Version: release, InstanceOnly: instanceOnly})
 	if err != nil {

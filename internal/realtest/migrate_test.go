@@ -12,6 +12,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -188,7 +189,7 @@ func TestMigrateOnLonghorn(t *testing.T) {
 			vol := "vol-bug"
 			e.attached(vol)
 			_, es, _ := e.state(vol)
-			old := engineOn(es, nodeA).Name
+			old := testenv.EngineOn(es, nodeA).Name
 			if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: old, Count: 1, Code: 500}); err != nil {
 				t.Fatal(err)
 			}

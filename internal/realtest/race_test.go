@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -113,7 +114,7 @@ func TestMigrationRequestAfterRepair(t *testing.T) {
 			// Longhorn reverts (deletes the old engine and replicas, now
 			// inactive) and starts the requested migration.
 			e.waitFor("old engine gone, migration to node-c under way", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return engineNamed(es, old) == nil && v.Spec.MigrationNodeID == nodeC
+				return testenv.EngineNamed(es, old) == nil && v.Spec.MigrationNodeID == nodeC
 			})
 			if l := e.activeDeleted(); len(l) > 0 {
 				t.Errorf("replicas deleted while active: %v", l)
@@ -150,7 +151,7 @@ func TestMigrationRequestAfterRepair(t *testing.T) {
 				// A fixed release finishes the confirm before it looks at
 				// the request: the old order is harmless there.
 				e.waitFor("old engine gone, migration to node-c under way", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-					return engineNamed(es, old) == nil && v.Spec.MigrationNodeID == nodeC && engineOn(es, nodeC) != nil
+					return testenv.EngineNamed(es, old) == nil && v.Spec.MigrationNodeID == nodeC && testenv.EngineOn(es, nodeC) != nil
 				})
 				e.assertNoDamage(vol)
 				return

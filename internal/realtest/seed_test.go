@@ -7,38 +7,11 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 const bugLine = "BUG: found the second active engine"
-
-func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
-	for i := range es {
-		if es[i].Spec.NodeID == node {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-func engineNamed(es []longhorn.Engine, name string) *longhorn.Engine {
-	for i := range es {
-		if es[i].Name == name {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-func activeCount(es []longhorn.Engine) int {
-	n := 0
-	for _, e := range es {
-		if e.Spec.Active {
-			n++
-		}
-	}
-	return n
-}
 
 // settled: one active engine running on node, every replica active and
 // pointing at it, no migration left.
@@ -99,7 +72,7 @@ func (e *env) migrationReady(vol string) (oldName, migName string) {
 	for attempt := 1; ; attempt++ {
 		twice := ""
 		e.waitFor("migration engine ready on node-b", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-			old, mig := engineOn(es, nodeA), engineOn(es, nodeB)
+			old, mig := testenv.EngineOn(es, nodeA), testenv.EngineOn(es, nodeB)
 			if len(es) != 2 || old == nil || mig == nil || !old.Spec.Active || mig.Spec.Active {
 				return false
 			}
@@ -176,7 +149,7 @@ func TestSeedSequence(t *testing.T) {
 			e.seedState(vol)
 			if longhorn.MustParseVersion(rel).Affected() {
 				e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-					return len(es) == 2 && activeCount(es) == 2
+					return len(es) == 2 && testenv.ActiveCount(es) == 2
 				})
 				if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
 					t.Fatal(err)
@@ -206,7 +179,7 @@ func TestFixOnSeedState(t *testing.T) {
 			vol := "vol-fix"
 			e.seedState(vol)
 			e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return len(es) == 2 && activeCount(es) == 2
+				return len(es) == 2 && testenv.ActiveCount(es) == 2
 			})
 			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
 				t.Fatal(err)

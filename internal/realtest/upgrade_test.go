@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -37,7 +38,7 @@ func (e *env) stuckBeforeUpgrade(vol string) (old, mig string) {
 			// ready (it does when its replica map lags a clone): write the
 			// stuck state only over a running one.
 			_, es, _ := e.state(vol)
-			if m := engineNamed(es, mig); m == nil || m.Spec.NodeID != nodeB || m.Status.CurrentState != longhorn.StateRunning || engineNamed(es, old) == nil {
+			if m := testenv.EngineNamed(es, mig); m == nil || m.Spec.NodeID != nodeB || m.Status.CurrentState != longhorn.StateRunning || testenv.EngineNamed(es, old) == nil {
 				return
 			}
 			if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil { // the CSI detach that asked for the confirm
@@ -57,7 +58,7 @@ func (e *env) stuckBeforeUpgrade(vol string) (old, mig string) {
 		old, mig = e.migrationReady(vol)
 	}
 	e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		return len(es) == 2 && activeCount(es) == 2
+		return len(es) == 2 && testenv.ActiveCount(es) == 2
 	})
 	e.waitRefused(vol)
 	return old, mig

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -23,8 +23,8 @@ func TestFixWritesOnlyTheStaleEngine(t *testing.T) {
 	for _, version := range []string{vL13, vL14a, vL15a} {
 		t.Run(version, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
-			stale, keep := fixture.EngineName(version, "vol", 0), fixture.EngineName(version, "vol", 1)
+			create(t, ctx, testenv.TwoActiveEngines(version, "vol"))
+			stale, keep := testenv.EngineName(version, "vol", 0), testenv.EngineName(version, "vol", 1)
 			keepBefore := getEngine(t, ctx, keep)
 			dir := filepath.Join(t.TempDir(), "backup")
 
@@ -65,23 +65,23 @@ func TestFixWritesOnlyTheStaleEngine(t *testing.T) {
 func TestFixRefusedStatesChangeNothing(t *testing.T) {
 	type tc struct {
 		version string
-		build   func(string, string) *fixture.Objects
+		build   func(string, string) *testenv.Objects
 		code    int
 		says    string
 	}
 	var cases []tc
 	for _, v := range []string{vL13, vL14a, vL15a, vL14f, vL15f, vL16} {
 		cases = append(cases,
-			tc{v, fixture.Issue4827, fix.ExitNotDone, "refused"},
-			tc{v, fixture.MidMigration, fix.ExitOK, "in-flight"},
-			tc{v, fixture.Healthy, fix.ExitOK, "healthy"},
+			tc{v, testenv.Issue4827, fix.ExitNotDone, "refused"},
+			tc{v, testenv.MidMigration, fix.ExitOK, "in-flight"},
+			tc{v, testenv.Healthy, fix.ExitOK, "healthy"},
 		)
 	}
 	// The newest release a repair was run on is 1.10.
-	cases = append(cases, tc{"v1.11.0", fixture.TwoActiveEngines, fix.ExitNotDone, "has not been proven on Longhorn v1.11.0"})
-	cases = append(cases, tc{vL14f, fixture.PendingCleanup, fix.ExitOK, "in-flight"})
+	cases = append(cases, tc{"v1.11.0", testenv.TwoActiveEngines, fix.ExitNotDone, "has not been proven on Longhorn v1.11.0"})
+	cases = append(cases, tc{vL14f, testenv.PendingCleanup, fix.ExitOK, "in-flight"})
 	for _, c := range cases {
-		name := c.version + "/" + strings.TrimPrefix(funcName(c.build), "fixture.")
+		name := c.version + "/" + strings.TrimPrefix(funcName(c.build), "testenv.")
 		t.Run(name, func(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, c.build(c.version, "vol"))
@@ -98,7 +98,7 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 	}
 	t.Run("unknown version", func(t *testing.T) {
 		ctx := reset(t)
-		o := fixture.TwoActiveEngines(vL14a, "vol")
+		o := testenv.TwoActiveEngines(vL14a, "vol")
 		o.Version = ""
 		create(t, ctx, o)
 		before := versions(t, ctx)
@@ -111,8 +111,8 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 	})
 }
 
-func funcName(f func(string, string) *fixture.Objects) string {
-	for _, s := range fixture.Scenarios {
+func funcName(f func(string, string) *testenv.Objects) string {
+	for _, s := range testenv.Scenarios {
 		if funcEq(s.Build, f) {
 			return s.Name
 		}
@@ -120,7 +120,7 @@ func funcName(f func(string, string) *fixture.Objects) string {
 	return "scenario"
 }
 
-func funcEq(a, b func(string, string) *fixture.Objects) bool {
+func funcEq(a, b func(string, string) *testenv.Objects) bool {
 	oa, ob := a("v1.4.3", "x"), b("v1.4.3", "x")
 	return len(oa.Engines) == len(ob.Engines) && len(oa.Deleting) == len(ob.Deleting) &&
 		reflect.DeepEqual(oa.Volumes[0].Spec, ob.Volumes[0].Spec) && reflect.DeepEqual(oa.Volumes[0].Status, ob.Volumes[0].Status)
@@ -130,7 +130,7 @@ func funcEq(a, b func(string, string) *fixture.Objects) bool {
 // accepted on 1.5.0/1.5.1.
 func TestFixStrategyOverride(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
 	before := versions(t, ctx)
 	res := runFix(t, ctx, "vol", "--yes", "--strategy=delete", "--backup-dir", t.TempDir())
 	if res.Code != fix.ExitNotDone {
@@ -140,8 +140,8 @@ func TestFixStrategyOverride(t *testing.T) {
 	assertUnchanged(t, before, versions(t, ctx))
 
 	ctx = reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL15a, "vol"))
-	stale := fixture.EngineName(vL15a, "vol", 0)
+	create(t, ctx, testenv.TwoActiveEngines(vL15a, "vol"))
+	stale := testenv.EngineName(vL15a, "vol", 0)
 	res = runFix(t, ctx, "vol", "--yes", "--strategy=deactivate", "--wait=false", "--backup-dir", t.TempDir())
 	if res.Code != fix.ExitOK {
 		t.Errorf("exit %d", res.Code)
@@ -154,7 +154,7 @@ func TestFixStrategyOverride(t *testing.T) {
 
 func TestFixDryRunsChangeNothing(t *testing.T) {
 	for _, version := range []string{vL14a, vL15a} {
-		stale := fixture.EngineName(version, "vol", 0)
+		stale := testenv.EngineName(version, "vol", 0)
 		verb := "deactivated"
 		if version == vL15a {
 			verb = "deleted"
@@ -162,7 +162,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 		for _, mode := range []string{"client", "server"} {
 			t.Run(version+"/"+mode, func(t *testing.T) {
 				ctx := reset(t)
-				create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
+				create(t, ctx, testenv.TwoActiveEngines(version, "vol"))
 				before := versions(t, ctx)
 				dir := filepath.Join(t.TempDir(), "backup")
 				res := runFix(t, ctx, "vol", "--dry-run="+mode, "--backup-dir", dir)
@@ -183,8 +183,8 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 	// refused there too.
 	t.Run("server refuses a stale write", func(t *testing.T) {
 		ctx := reset(t)
-		create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
-		stale := fixture.EngineName(vL14a, "vol", 0)
+		create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+		stale := testenv.EngineName(vL14a, "vol", 0)
 		res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(string) { touch(t, ctx, longhorn.Engines, stale) }}, "vol", "--dry-run=server")
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d", res.Code)
@@ -195,7 +195,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 
 func TestFixNeedsATerminalOrYes(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
 	before := versions(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
 	// A piped "y" (echo y | ...) answers nothing, as for migrate: only a
@@ -227,7 +227,7 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 // A change between the plan and the act skips the volume with the reason,
 // and nothing is written.
 func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
-	stale, keep := fixture.EngineName(vL14a, "vol", 0), fixture.EngineName(vL14a, "vol", 1)
+	stale, keep := testenv.EngineName(vL14a, "vol", 0), testenv.EngineName(vL14a, "vol", 1)
 	tests := []struct {
 		name   string
 		change func(t *testing.T, ctx context.Context)
@@ -259,7 +259,7 @@ func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
 			dir := filepath.Join(t.TempDir(), "backup")
 			res := runFixWith(t, ctx, fix.Hooks{AfterPlan: func() { tt.change(t, ctx) }}, "vol", "--yes", "--backup-dir", dir)
 			if res.Code != fix.ExitNotDone {
@@ -284,8 +284,8 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 	for _, version := range []string{vL14a, vL15a} {
 		t.Run(version, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
-			stale := fixture.EngineName(version, "vol", 0)
+			create(t, ctx, testenv.TwoActiveEngines(version, "vol"))
+			stale := testenv.EngineName(version, "vol", 0)
 			touchStale := func(name string) {
 				if name == stale {
 					touch(t, ctx, longhorn.Engines, name)
@@ -317,7 +317,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 	for _, version := range []string{vL14a, vL15a} {
 		t.Run(version+"/replica", func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, fixture.TwoActiveEngines(version, "vol"))
+			create(t, ctx, testenv.TwoActiveEngines(version, "vol"))
 			before := versions(t, ctx)
 			first := ""
 			touchFirst := func(name string) {
@@ -343,8 +343,8 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 
 func TestFixBadInput(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol").Add(&fixture.Objects{Volumes: fixture.Healthy(vL14a, "ok").Volumes,
-		Engines: fixture.Healthy(vL14a, "ok").Engines, Replicas: fixture.Healthy(vL14a, "ok").Replicas}))
+	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol").Add(&testenv.Objects{Volumes: testenv.Healthy(vL14a, "ok").Volumes,
+		Engines: testenv.Healthy(vL14a, "ok").Engines, Replicas: testenv.Healthy(vL14a, "ok").Replicas}))
 	before := versions(t, ctx)
 	tests := []struct {
 		args   []string
@@ -389,7 +389,7 @@ func TestFixMissingCRDs(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	o := fixture.TwoActiveEngines(vL14a, "vol")
+	o := testenv.TwoActiveEngines(vL14a, "vol")
 	o.Engines = nil
 	create(t, ctx, o)
 	res := runFix(t, ctx, "vol", "--yes")

@@ -21,7 +21,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -33,8 +33,8 @@ import (
 // steps and exits 3.
 func TestFixStopsOnInvertedFlags(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(fixture.TwoActiveEngines(vL14a, "vol-b"))))
-	staleA := fixture.EngineName(vL14a, "vol-a", 0)
+	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(testenv.TwoActiveEngines(vL14a, "vol-b"))))
+	staleA := testenv.EngineName(vL14a, "vol-a", 0)
 	before := versions(t, ctx)
 	invert := func(name string) {
 		if name != staleA {
@@ -78,7 +78,7 @@ func TestFixStopsOnInvertedFlags(t *testing.T) {
 	}
 }
 
-func stripVersion(o *fixture.Objects) *fixture.Objects { o.Version = ""; return o }
+func stripVersion(o *testenv.Objects) *testenv.Objects { o.Version = ""; return o }
 
 // proxy forwards TCP to the API server until closed, so a test can make the
 // server vanish for the plugin only.
@@ -147,7 +147,7 @@ func TestFixServerGoneMidway(t *testing.T) {
 	for _, when := range []string{"after the plan", "right before the write"} {
 		t.Run(when, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
 			before := versions(t, ctx)
 			p := startProxy(t, strings.TrimPrefix(cluster.Host(), "https://"))
 			kc := kubeconfigVia(t, p.ln.Addr().String())
@@ -182,14 +182,14 @@ func TestFixServerGoneMidway(t *testing.T) {
 // and restores them (kubectl apply -f after a change).
 func TestFixBackupRestores(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
 	original := objectsOf(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
 	if res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir); res.Code != fix.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
 	file := filepath.Join(dir, "vol.yaml")
-	stale := fixture.EngineName(vL14a, "vol", 0)
+	stale := testenv.EngineName(vL14a, "vol", 0)
 	kubectl, _ := exec.LookPath("kubectl")
 
 	if kubectl != "" {
@@ -276,7 +276,7 @@ func recreate(t *testing.T, ctx context.Context, file string) {
 // working directory, and fix says where.
 func TestFixDefaultBackupDir(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
 	t.Chdir(t.TempDir())
 	res := runFix(t, ctx, "vol", "--yes", "--wait=false")
 	if res.Code != fix.ExitOK {
@@ -306,7 +306,7 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 	for _, version := range []string{vL13, vL14a, vL15a, vL16} {
 		t.Run(version, func(t *testing.T) {
 			ctx := reset(t)
-			all := &fixture.Objects{Version: version}
+			all := &testenv.Objects{Version: version}
 			for i := 0; i < 10; i++ {
 				all.Add(stripVersion(fix.RandomObjects(rng, version, "vol-"+string(rune('a'+i)))))
 			}

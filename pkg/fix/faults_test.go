@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -74,9 +74,9 @@ func TestFixWritesUnderFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, fixture.TwoActiveEngines(tt.version, "vol-a"))
-			stale := fixture.EngineName(tt.version, "vol-a", 0)
-			keep := fixture.EngineName(tt.version, "vol-a", 1)
+			create(t, ctx, testenv.TwoActiveEngines(tt.version, "vol-a"))
+			stale := testenv.EngineName(tt.version, "vol-a", 0)
+			keep := testenv.EngineName(tt.version, "vol-a", 1)
 			keepBefore := getEngine(t, ctx, keep).GetResourceVersion()
 			staleBefore := getEngine(t, ctx, stale).GetResourceVersion()
 			p.Clear()
@@ -132,7 +132,7 @@ func TestFixReadsUnderFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, fixture.TwoActiveEngines(vL14a, "vol-a"))
+			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a"))
 			before := versions(t, ctx)
 			p.Clear()
 			p.ResetLog()
@@ -150,7 +150,7 @@ func TestFixReadsUnderFaults(t *testing.T) {
 				noFile(t, dir)
 				return
 			}
-			if p.Count("patch", "engines", fixture.EngineName(vL14a, "vol-a", 0)) != 1 {
+			if p.Count("patch", "engines", testenv.EngineName(vL14a, "vol-a", 0)) != 1 {
 				t.Errorf("the deactivation was not sent exactly once")
 			}
 		})

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -23,7 +23,7 @@ var (
 
 // stateOf turns fixture objects into a State as a read from the API server
 // would give it: uids, resourceVersions, deletion timestamps.
-func stateOf(o *fixture.Objects) *longhorn.State {
+func stateOf(o *testenv.Objects) *longhorn.State {
 	st := &longhorn.State{Namespace: longhorn.DefaultNamespace, Now: time.Now()}
 	if o.Version != "" {
 		st.Version = longhorn.MustParseVersion(o.Version)

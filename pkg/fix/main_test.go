@@ -3,8 +3,6 @@ package fix_test
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmd"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -56,9 +54,9 @@ func reset(t *testing.T) context.Context {
 	return ctx
 }
 
-func create(t *testing.T, ctx context.Context, o *fixture.Objects) {
+func create(t *testing.T, ctx context.Context, o *testenv.Objects) {
 	t.Helper()
-	if err := fixture.Create(ctx, cluster, o); err != nil {
+	if err := testenv.Create(ctx, cluster, o); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -88,19 +86,14 @@ func ri(r longhorn.Resource) interface {
 // the namespace: equal maps before and after a run mean nothing was written.
 func versions(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
-	out, err := fixture.ResourceVersions(ctx, cluster, fixture.WrittenResources)
+	out, err := testenv.ResourceVersions(ctx, cluster, testenv.WrittenResources)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func assertUnchanged(t *testing.T, before, after map[string]string) {
-	t.Helper()
-	if diffs := fixture.Changes(before, after); len(diffs) > 0 {
-		t.Errorf("objects changed:\n  %s", strings.Join(diffs, "\n  "))
-	}
-}
+var assertUnchanged = testenv.AssertUnchanged
 
 func getEngine(t *testing.T, ctx context.Context, name string) *unstructured.Unstructured {
 	t.Helper()
@@ -122,31 +115,13 @@ func touch(t *testing.T, ctx context.Context, r longhorn.Resource, name string) 
 	}
 }
 
-func contains(t *testing.T, what, text string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if !strings.Contains(text, s) {
-			t.Errorf("%s does not contain %q", what, s)
-		}
-	}
-}
+// contains fails the test for each of subs that text lacks.
+var contains = testenv.Contains
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func noFile(t *testing.T, path string) {
-	t.Helper()
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		entries, _ := filepath.Glob(filepath.Join(path, "*"))
-		t.Errorf("%s exists (%v): nothing should have been written", path, entries)
-	}
-}
+var (
+	readFile = testenv.ReadFile
+	noFile   = testenv.NoFile
+)
 
 // Longhorn releases of each behaviour class.
 var (

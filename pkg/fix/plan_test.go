@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -14,8 +14,8 @@ import (
 // Every change between the plan and the re-read that the write depends on
 // makes the volume skip; the survivor's own status churn does not.
 func TestChangedSince(t *testing.T) {
-	stale := fixture.EngineName(vL14a, "vol", 0)
-	keep := fixture.EngineName(vL14a, "vol", 1)
+	stale := testenv.EngineName(vL14a, "vol", 0)
+	keep := testenv.EngineName(vL14a, "vol", 1)
 	tests := []struct {
 		name   string
 		mutate func(st *longhorn.State)
@@ -43,12 +43,12 @@ func TestChangedSince(t *testing.T) {
 		{"version upgraded", func(st *longhorn.State) { st.Version = longhorn.MustParseVersion(vL14f) }, "version changed"},
 		{"volume moved", func(st *longhorn.State) {
 			v := volumeOf(st, "vol")
-			v.Spec.NodeID, v.Status.CurrentNodeID = fixture.NodeA, fixture.NodeA
+			v.Spec.NodeID, v.Status.CurrentNodeID = testenv.NodeA, testenv.NodeA
 		}, "the engine to keep is now"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+			st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
 			planned := planOne(t, st, "vol", StrategyAuto)
 			if !planned.Acts() {
 				t.Fatalf("plan does not act: %s", planned.Why)
@@ -70,9 +70,9 @@ func TestChangedSince(t *testing.T) {
 // real server, but the comparison must not rest on one field) is caught by
 // re-planning: a failed precondition in the fresh read means no action.
 func TestChangedSinceReplans(t *testing.T) {
-	st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
 	planned := planOne(t, st, "vol", StrategyAuto)
-	volumeOf(st, "vol").Spec.MigrationNodeID = fixture.NodeA
+	volumeOf(st, "vol").Spec.MigrationNodeID = testenv.NodeA
 	fresh := planOne(t, st, "vol", StrategyAuto)
 	if got := changedSince(planned, fresh); got == "" {
 		t.Fatal("a migration requested after the plan was not noticed")
@@ -80,8 +80,8 @@ func TestChangedSinceReplans(t *testing.T) {
 }
 
 func TestPlanStateSelectsAndSorts(t *testing.T) {
-	o := fixture.TwoActiveEngines(vL14a, "b-vol")
-	o.Add(fixture.Healthy(vL14a, "a-vol"))
+	o := testenv.TwoActiveEngines(vL14a, "b-vol")
+	o.Add(testenv.Healthy(vL14a, "a-vol"))
 	st := stateOf(o)
 	res := detect.Classify(st, detect.Options{SkipOrphans: true})
 	p := planState(st, res, nil, StrategyAuto)
@@ -103,12 +103,12 @@ func TestPlanStateSelectsAndSorts(t *testing.T) {
 // Refused, in-flight and healthy volumes get the right static result.
 func TestStaticOutcomes(t *testing.T) {
 	tests := []struct {
-		build func(string, string) *fixture.Objects
+		build func(string, string) *testenv.Objects
 		want  Result
 	}{
-		{fixture.Healthy, ResultHealthy},
-		{fixture.MidMigration, ResultInFlight},
-		{fixture.Issue4827, ResultRefused},
+		{testenv.Healthy, ResultHealthy},
+		{testenv.MidMigration, ResultInFlight},
+		{testenv.Issue4827, ResultRefused},
 	}
 	for _, tt := range tests {
 		st := stateOf(tt.build(vL14a, "vol"))
@@ -117,7 +117,7 @@ func TestStaticOutcomes(t *testing.T) {
 			t.Errorf("result %s (acts=%t), want %s: %s", got, p.Acts(), tt.want, p.Why)
 		}
 	}
-	st := stateOf(fixture.TwoActiveEngines(vL16, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(vL16, "vol"))
 	if got := staticOutcome(planOne(t, st, "vol", StrategyAuto)).Result; got != ResultRefused {
 		t.Errorf("two active engines on a fixed release: %s, want refused", got)
 	}

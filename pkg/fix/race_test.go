@@ -9,8 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -173,7 +174,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 						t.Fatalf("second run: exit %d", again.Code)
 					}
 				}
-				e.WaitFor("settled on node-b", vol, settled(nodeB))
+				e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
 				_, es, _ := e.State(vol)
 				if len(es) != 1 || es[0].Name != mig {
 					t.Errorf("engines %v, want only %s", engineNames(es), mig)
@@ -228,7 +229,7 @@ func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
 				t.Fatalf("exit %d", res.Code)
 			}
 			contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
-			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
 			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
 			e.noDataLost(vol)
 		})
@@ -250,7 +251,7 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.WaitFor("old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				o := engineOn(es, nodeA)
+				o := testenv.EngineOn(es, nodeA)
 				return o != nil && o.DeletionTimestamp != nil
 			})
 			res := e.fix(vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
@@ -262,7 +263,7 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 				t.Errorf("an engine was written: %s", res.Stdout)
 			}
 			e.Sim.ClearFault(stuck)
-			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
 			_, es, _ := e.State(vol)
 			if len(es) != 1 || es[0].Name != mig {
 				t.Errorf("engines %v", engineNames(es))

@@ -1,20 +1,17 @@
 package fix_test
 
 import (
-	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -29,13 +26,11 @@ const (
 	simWait = 60 * time.Second
 )
 
-var simSeq atomic.Int64
-
-type simEnv struct{ *simtest.Env }
+type simEnv struct{ *testenv.Env }
 
 func newSim(t *testing.T, version string) *simEnv {
 	t.Helper()
-	return &simEnv{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("fix-sim-%d", simSeq.Add(1)), version, 4*time.Minute, simWait)}
+	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("fix-sim"), version, 4*time.Minute, simWait)}
 }
 
 // fix runs the real command in the simulator's namespace.
@@ -53,69 +48,13 @@ func (e *simEnv) fixWith(h fix.Hooks, args ...string) clitest.Result {
 	return res
 }
 
-func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
-	for i := range es {
-		if es[i].Spec.NodeID == node {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-// settled: one active running engine on node, every replica on it and
-// active, no migration left.
-func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool {
-	return func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		if len(es) != 1 || !es[0].Spec.Active || es[0].Spec.NodeID != node || es[0].Status.CurrentState != longhorn.StateRunning {
-			return false
-		}
-		if v.Spec.NodeID != node || v.Status.CurrentNodeID != node || v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID != "" {
-			return false
-		}
-		for _, r := range rs {
-			if r.Spec.EngineName != es[0].Name || !r.Spec.Active {
-				return false
-			}
-		}
-		return len(rs) > 0
-	}
-}
-
 // produceBug is the seed sequence: attach on node-a, migrate to node-b,
 // confirm while the old engine's delete fails. The fault is then cleared:
 // the state stays stuck because every later sync stops at the BUG error.
 func (e *simEnv) produceBug(vol string) (old, mig string) {
 	e.T.Helper()
-	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("created", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
-	})
-	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("attached to node-a", vol, settled(nodeA))
-	e.WaitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-		return v.Status.Robustness == longhorn.RobustnessHealthy
-	})
-	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		o, m := engineOn(es, nodeA), engineOn(es, nodeB)
-		return v.Spec.MigrationNodeID == nodeB && len(es) == 2 && o != nil && m != nil && o.Spec.Active && !m.Spec.Active &&
-			m.Status.CurrentState == longhorn.StateRunning && m.Status.Endpoint != "" && m.RWCount() > 0 && len(rs) == 4
-	})
-	if e.Sim.Version().HasVolumeAttachments() {
-		id := longhorn.CSITicketID(vol, nodeB)
-		e.Await("node-b ticket satisfied", func() bool {
-			va, err := getVA(e.Ctx, e.NS, vol)
-			return err == nil && va.Satisfied(id)
-		})
-	}
-	_, es, _ := e.State(vol)
-	old, mig = engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+	e.CreateAttached(vol)
+	old, mig = e.StartMigration(vol)
 	if !e.Sim.Version().Affected() {
 		e.writeStuckConfirm(vol, mig)
 	} else {
@@ -125,18 +64,7 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 		}
 		defer e.Sim.ClearFault(fid)
 	}
-	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		n := 0
-		for _, x := range es {
-			if x.IsActive() {
-				n++
-			}
-		}
-		return len(es) == 2 && n == 2 && v.Status.CurrentNodeID == nodeB
-	})
-	e.Await("BUG sync error", func() bool {
-		return strings.Contains(e.Sim.LastSyncError(vol), "BUG: found the second active engine")
-	})
+	e.WaitStuck(vol)
 	return old, mig
 }
 
@@ -164,15 +92,6 @@ func (e *simEnv) writeStuckConfirm(vol, mig string) {
 		[]byte(`{"status":{"currentNodeID":"`+nodeB+`","currentMigrationNodeID":""}}`), metav1.PatchOptions{}, "status"); err != nil {
 		e.T.Fatal(err)
 	}
-}
-
-func getVA(ctx context.Context, ns, vol string) (*longhorn.VolumeAttachment, error) {
-	u, err := cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(ns).Get(ctx, vol, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	va := &longhorn.VolumeAttachment{}
-	return va, fix.FromUnstructured(u, va)
 }
 
 // On each affected generation, fix repairs the state the simulator's seed
@@ -205,7 +124,7 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 				t.Errorf("the survivor %s was written", mig)
 			}
 
-			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
 			e.WaitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 				return len(es) == 1 && es[0].Name == mig && len(rs) == 2
 			})
@@ -267,7 +186,7 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 			if strings.Contains(res.Stdout, "deactivated\n") || strings.Contains(res.Stdout, "deleted\n") {
 				t.Error("fix wrote after the volume moved")
 			}
-			e.WaitFor("Longhorn finished on its own", vol, settled(nodeB))
+			e.WaitFor("Longhorn finished on its own", vol, testenv.Settled(nodeB))
 		})
 	}
 }
@@ -311,7 +230,7 @@ func TestFixAllInParallel(t *testing.T) {
 	if err := e.Sim.Attach(e.Ctx, "vol-3", nodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.WaitFor("vol-3 attached", "vol-3", settled(nodeA))
+	e.WaitFor("vol-3 attached", "vol-3", testenv.Settled(nodeA))
 
 	res := e.fix("--all", "--yes", "--parallel", "2", "--backup-dir", t.TempDir(), "--timeout", "60s")
 	if res.Code != fix.ExitOK {
@@ -326,7 +245,7 @@ func TestFixAllInParallel(t *testing.T) {
 	if strings.Contains(res.Stdout, "volumes done") || strings.Contains(res.Stdout, "waiting for volume") {
 		t.Errorf("progress on stdout:\n%s", res.Stdout)
 	}
-	e.WaitFor("vol-1 settled", "vol-1", settled(nodeB))
-	e.WaitFor("vol-2 settled", "vol-2", settled(nodeB))
-	e.WaitFor("vol-3 untouched", "vol-3", settled(nodeA))
+	e.WaitFor("vol-1 settled", "vol-1", testenv.Settled(nodeB))
+	e.WaitFor("vol-2 settled", "vol-2", testenv.Settled(nodeB))
+	e.WaitFor("vol-3 untouched", "vol-3", testenv.Settled(nodeA))
 }

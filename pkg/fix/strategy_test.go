@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 )
 
@@ -30,19 +30,19 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 		{"v1.11.0", map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
 	}
 	for _, tt := range tests {
-		st := stateOf(fixture.TwoActiveEngines(tt.version, "vol"))
+		st := stateOf(testenv.TwoActiveEngines(tt.version, "vol"))
 		for s, want := range tt.want {
 			p := planOne(t, st, "vol", s)
 			if p.Action != want {
 				t.Errorf("%s --strategy=%s: action %s, want %s (%s)", tt.version, s, p.Action, want, p.Why)
 			}
-			if p.Acts() && (p.Keep.Name != fixture.EngineName(tt.version, "vol", 1) || len(p.Stale) != 1 || p.Stale[0].Name != fixture.EngineName(tt.version, "vol", 0)) {
+			if p.Acts() && (p.Keep.Name != testenv.EngineName(tt.version, "vol", 1) || len(p.Stale) != 1 || p.Stale[0].Name != testenv.EngineName(tt.version, "vol", 0)) {
 				t.Errorf("%s: keep %s stale %s, want keep the engine on node-b", tt.version, p.Keep.Name, names(p.Stale))
 			}
 		}
 	}
 	// The refusal of delete on 1.3/1.4 says why.
-	p := planOne(t, stateOf(fixture.TwoActiveEngines(vL14a, "vol")), "vol", StrategyDelete)
+	p := planOne(t, stateOf(testenv.TwoActiveEngines(vL14a, "vol")), "vol", StrategyDelete)
 	if !strings.Contains(p.Why, "--strategy=delete refused") || !strings.Contains(p.Why, "replicas") {
 		t.Errorf("delete on 1.4.3: why = %q", p.Why)
 	}
@@ -51,7 +51,7 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 // A failed precondition is never overridden by a strategy.
 func TestStrategyNeverOverridesPreconditions(t *testing.T) {
 	for _, v := range []string{vL13, vL14a, vL15a} {
-		st := stateOf(fixture.Issue4827(v, "vol")) // spec.nodeID empty
+		st := stateOf(testenv.Issue4827(v, "vol")) // spec.nodeID empty
 		for _, s := range []Strategy{StrategyAuto, StrategyDeactivate, StrategyDelete} {
 			p := planOne(t, st, "vol", s)
 			if p.Acts() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -62,7 +63,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 			if n := p.Count("patch", longhorn.Engines.Plural, mig); n != 0 {
 				t.Errorf("the survivor %s was patched %d times", mig, n)
 			}
-			e.WaitFor("settled on node-b", vol, settled(nodeB))
+			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
 			if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
 				t.Errorf("data lost: %t %v", lost, err)
 			}

@@ -3,7 +3,7 @@ package fix
 import (
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -11,8 +11,8 @@ import (
 func TestVerifyStages(t *testing.T) {
 	for _, version := range []string{vL13, vL14a, vL15a} {
 		t.Run(version, func(t *testing.T) {
-			stale := fixture.EngineName(version, "vol", 0)
-			st := stateOf(fixture.TwoActiveEngines(version, "vol"))
+			stale := testenv.EngineName(version, "vol", 0)
+			st := stateOf(testenv.TwoActiveEngines(version, "vol"))
 			p := planOne(t, st, "vol", StrategyAuto)
 			if !p.Acts() {
 				t.Fatalf("no action: %s", p.Why)
@@ -46,7 +46,7 @@ func TestVerifyStages(t *testing.T) {
 // The data-loss path: on 1.4 the stale engine was deleted, Longhorn never
 // flips the replicas. verify must stop and give recovery steps.
 func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
-	st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
 	p := planOne(t, st, "vol", StrategyAuto)
 	removeEngine(st, p.Stale[0].Name)
 	v := verify(st, p, detect.DefaultPendingThreshold)
@@ -54,7 +54,7 @@ func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
 		t.Fatalf("verdict %+v, want inverted with recovery steps", v)
 	}
 	// While the deleted engine still waits for its finalizer, same verdict.
-	st = stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	st = stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
 	e := engineOf(st, p.Stale[0].Name)
 	ts := e.CreationTimestamp
 	e.DeletionTimestamp = &ts
@@ -66,21 +66,21 @@ func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
 // Verification needs the planned survivor: a healthy volume served by the
 // other engine is not a success.
 func TestVerifyWrongSurvivor(t *testing.T) {
-	st := stateOf(fixture.TwoActiveEngines(vL14a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
 	p := planOne(t, st, "vol", StrategyAuto)
 	finishConfirm(st, p.Stale[0].Name)
 	v := volumeOf(st, "vol")
-	v.Spec.NodeID, v.Status.CurrentNodeID = fixture.NodeA, fixture.NodeA
+	v.Spec.NodeID, v.Status.CurrentNodeID = testenv.NodeA, testenv.NodeA
 	if got := verify(st, p, detect.DefaultPendingThreshold); got.Done {
 		t.Fatalf("verified with the wrong engine left: %s", got.Status)
 	}
 }
 
 func TestVerifyTicketOn15(t *testing.T) {
-	st := stateOf(fixture.TwoActiveEngines(vL15a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(vL15a, "vol"))
 	p := planOne(t, st, "vol", StrategyAuto)
 	finishConfirm(st, p.Keep.Name)
-	id := longhorn.CSITicketID("vol", fixture.NodeB)
+	id := longhorn.CSITicketID("vol", testenv.NodeB)
 	s := st.VolumeAttachments[0].Status.AttachmentTicketStatuses[id]
 	s.Satisfied = false
 	st.VolumeAttachments[0].Status.AttachmentTicketStatuses[id] = s

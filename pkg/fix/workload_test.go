@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -43,7 +43,7 @@ func launcherPod(name, node string) map[string]any {
 func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 	p, kc := faultProxy(t)
 	ctx := reset(t)
-	o := fixture.TwoActiveEngines(vL14a, "vol-a")
+	o := testenv.TwoActiveEngines(vL14a, "vol-a")
 	o.Volumes[0].Status.KubernetesStatus = longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm1-disk", PVName: "vol-a"}
 	create(t, ctx, o)
 	before := versions(t, ctx)
@@ -52,7 +52,7 @@ func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 	p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond, Body: podList(t)})
 	placePod := func() {
 		p.Clear()
-		p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond, Body: podList(t, launcherPod("virt-launcher-vm1-abcde", fixture.NodeA))})
+		p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond, Body: podList(t, launcherPod("virt-launcher-vm1-abcde", testenv.NodeA))})
 	}
 	dir := filepath.Join(t.TempDir(), "backup")
 	res := runFixViaWith(t, ctx, kc, fix.Hooks{AfterPlan: placePod}, "vol-a", "--yes", "--wait=false", "--backup-dir", dir)
@@ -83,14 +83,14 @@ func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 func TestPlanRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 	p, kc := faultProxy(t)
 	ctx := reset(t)
-	o := fixture.TwoActiveEngines(vL14a, "vol-a")
+	o := testenv.TwoActiveEngines(vL14a, "vol-a")
 	o.Volumes[0].Status.KubernetesStatus = longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm1-disk", PVName: "vol-a"}
 	create(t, ctx, o)
 	before := versions(t, ctx)
 	p.Clear()
 	p.ResetLog()
 	p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond,
-		Body: podList(t, launcherPod("virt-launcher-vm1-abcde", fixture.NodeA), launcherPod("virt-launcher-vm1-fghij", fixture.NodeB))})
+		Body: podList(t, launcherPod("virt-launcher-vm1-abcde", testenv.NodeA), launcherPod("virt-launcher-vm1-fghij", testenv.NodeB))})
 	res := runFixVia(t, ctx, kc, "vol-a", "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
 	want := "a VM live migration of VMI default/vm1 is in flight (virt-launcher pods on node-a and node-b): not a repair; wait for it to finish"
 	if !strings.Contains(res.Stdout+res.Stderr, want) {

@@ -7,15 +7,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // The cache keeps what the typed model reads, exactly, and drops the rest.
 func TestCompactKeepsWhatClassificationReads(t *testing.T) {
-	o := fixture.TwoActiveEngines("v1.5.1", "vol")
+	o := testenv.TwoActiveEngines("v1.5.1", "vol")
 	o.Engines[0].Annotations = map[string]string{"big": "x"}
-	u, err := fixture.Unstructured("Engine", o.Engines[0])
+	u, err := testenv.Unstructured("Engine", o.Engines[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func TestGuardSurvivesThrottlingAndExpiredWatches(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	vol := "vol-faults"
-	e.attachedOnA(vol)
+	e.CreateAttached(vol)
 	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	p.Add(
 		faultproxy.Rule{Verb: "list", First: 4, Fault: faultproxy.Status429, RetryAfter: 1},
@@ -23,7 +23,7 @@ func TestGuardSurvivesThrottlingAndExpiredWatches(t *testing.T) {
 		faultproxy.Rule{Verb: "list", Resource: "replicas", First: 2, Fault: faultproxy.Status503},
 	)
 	g := startGuard(t, e.Ctx, kc, e.NS, "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
-	_, mig := e.migrateToB(vol)
+	_, mig := e.StartMigration(vol)
 	e.confirmWithFault(vol)
 	out := g.awaitOutcome(e.Ctx, vol, 1)
 	if out.Result != fix.ResultRepaired {

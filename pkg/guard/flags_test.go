@@ -43,7 +43,7 @@ func TestGuardFlags(t *testing.T) {
 func TestGuardUnknownVolume(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
-	e.attachedOnA("vol-1")
+	e.CreateAttached("vol-1")
 	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "--dry-run=client", "-n", e.NS, "vol-1", "vol-typo")
 	if res.Code != fix.ExitNoCheck || !strings.HasSuffix(res.Stderr, "error: volume \"vol-typo\" not found in namespace \""+e.NS+"\"\n") {
 		t.Errorf("want exit 2 and the unknown volume named:\n%s", res)
@@ -56,9 +56,9 @@ func TestGuardNamedVolumesOnly(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
 	e.produceBug("vol-other")
-	e.attachedOnA("vol-mine")
+	e.CreateAttached("vol-mine")
 	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "vol-mine", "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
-	_, mig := e.migrateToB("vol-mine")
+	_, mig := e.StartMigration("vol-mine")
 	fid := e.confirmWithFault("vol-mine")
 	if out := g.awaitOutcome(e.Ctx, "vol-mine", 1); out.Result != fix.ResultRepaired {
 		t.Errorf("outcome %s: %s", out.Result, out.Detail)
@@ -81,7 +81,7 @@ func TestGuardNamedVolumesOnly(t *testing.T) {
 func TestGuardFollowsAnUpgrade(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
-	e.attachedOnA("vol-1")
+	e.CreateAttached("vol-1")
 	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--dry-run=client")
 	_, err := cluster.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(e.NS).Patch(e.Ctx, longhorn.VersionSetting,
 		types.MergePatchType, []byte(`{"value":"v1.6.0"}`), metav1.PatchOptions{})

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -29,11 +30,11 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 			t.Parallel()
 			e := newSim(t, tc.version, "")
 			vol := "vol-bug"
-			e.attachedOnA(vol)
+			e.CreateAttached(vol)
 			dir := filepath.Join(t.TempDir(), "backup")
 			g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", dir, "--timeout", "60s")
 
-			old, mig := e.migrateToB(vol)
+			old, mig := e.StartMigration(vol)
 			fid := e.confirmWithFault(vol)
 			out := g.awaitOutcome(e.Ctx, vol, 1)
 			if out.Result != fix.ResultRepaired {
@@ -64,7 +65,7 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 				t.Errorf("acted %s after the state was first seen, before --settle %s", waited, settle)
 			}
 			if _, ok := firstLine(stdout, `volume.longhorn.io "vol-bug" has stayed repairable for`); !ok {
-				t.Error("no settled line")
+				t.Error("no testenv.Settled line")
 			}
 			if _, ok := firstLine(stdout, `volume.longhorn.io "vol-bug" repaired: verified: 1 engine(s): `+mig); !ok {
 				t.Error("no repaired line")
@@ -107,17 +108,17 @@ func TestGuardLeavesANormalMigrationAlone(t *testing.T) {
 			t.Parallel()
 			e := newSim(t, version, "")
 			vol := "vol-migrating"
-			e.attachedOnA(vol)
+			e.CreateAttached(vol)
 			dir := filepath.Join(t.TempDir(), "backup")
 			g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", dir)
 
-			_, mig := e.migrateToB(vol)
+			_, mig := e.StartMigration(vol)
 			_, es0, _ := e.State(vol)
-			migUID := engineOn(es0, nodeB).UID
+			migUID := testenv.EngineOn(es0, nodeB).UID
 			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 				t.Fatal(err)
 			}
-			e.WaitFor("confirmed on node-b", vol, settled(nodeB))
+			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
 			g.l.await(t, e.Ctx, g.done, "the guard saw the migration end", func(l *listeners) bool {
 				return l.seen[vol][detect.TypeMigrationInFlight] && l.classes[vol] == ""
 			})
@@ -192,7 +193,7 @@ func TestGuardStopsOnSignalWithSummary(t *testing.T) {
 func TestGuardEndsAfterFor(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
-	e.attachedOnA("vol-idle")
+	e.CreateAttached("vol-idle")
 	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--for", "1s", "--backup-dir", t.TempDir())
 	res := g.wait()
 	if res.Code != 0 {
@@ -285,11 +286,4 @@ func containsAny(lines []string, sub string) bool {
 	return false
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+var readFile = testenv.ReadFile

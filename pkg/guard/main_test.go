@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmd"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
@@ -294,14 +293,8 @@ func countLines(ls []stamped, sub string) int {
 	return n
 }
 
-func contains(t *testing.T, what, text string, subs ...string) {
-	t.Helper()
-	for _, s := range subs {
-		if !strings.Contains(text, s) {
-			t.Errorf("%s does not contain %q", what, s)
-		}
-	}
-}
+// contains fails the test for each of subs that text lacks.
+var contains = testenv.Contains
 
 func lacks(t *testing.T, what, text string, subs ...string) {
 	t.Helper()
@@ -322,87 +315,16 @@ func runCmd(t *testing.T, ctx context.Context, kubeconfig string, args ...string
 
 // --- simulator ---
 
-var simSeq atomic.Int64
-
-type simEnv struct{ *simtest.Env }
+type simEnv struct{ *testenv.Env }
 
 // newSim starts a simulator of version in a namespace of its own (or in ns
 // when given) with two nodes.
 func newSim(t *testing.T, version, ns string) *simEnv {
 	t.Helper()
 	if ns == "" {
-		ns = fmt.Sprintf("guard-%d", simSeq.Add(1))
+		ns = testenv.Namespace("guard")
 	}
-	return &simEnv{simtest.Start(t, cluster.RESTConfig(), ns, version, 5*time.Minute, simWait)}
-}
-
-func engineOn(es []longhorn.Engine, node string) *longhorn.Engine {
-	for i := range es {
-		if es[i].Spec.NodeID == node {
-			return &es[i]
-		}
-	}
-	return nil
-}
-
-// settled: one active running engine on node, every replica on it and
-// active, no migration left.
-func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool {
-	return func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		if len(es) != 1 || !es[0].Spec.Active || es[0].Spec.NodeID != node || es[0].Status.CurrentState != longhorn.StateRunning {
-			return false
-		}
-		if v.Spec.NodeID != node || v.Status.CurrentNodeID != node || v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID != "" {
-			return false
-		}
-		for _, r := range rs {
-			if r.Spec.EngineName != es[0].Name || !r.Spec.Active {
-				return false
-			}
-		}
-		return len(rs) > 0
-	}
-}
-
-// attachedOnA creates a migratable volume attached to node-a.
-func (e *simEnv) attachedOnA(vol string) {
-	e.T.Helper()
-	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("created", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) == 2
-	})
-	if err := e.Sim.Attach(e.Ctx, vol, nodeA); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("attached to node-a", vol, settled(nodeA))
-	e.WaitFor("healthy", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-		return v.Status.Robustness == longhorn.RobustnessHealthy
-	})
-}
-
-// migrateToB attaches node-b (what CSI does for a live migration) and waits
-// until the migration engine is ready; it returns the engines' names.
-func (e *simEnv) migrateToB(vol string) (old, mig string) {
-	e.T.Helper()
-	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
-		e.T.Fatal(err)
-	}
-	e.WaitFor("migration engine ready", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		o, m := engineOn(es, nodeA), engineOn(es, nodeB)
-		return v.Spec.MigrationNodeID == nodeB && len(es) == 2 && o != nil && m != nil && o.Spec.Active && !m.Spec.Active &&
-			m.Status.CurrentState == longhorn.StateRunning && m.Status.Endpoint != "" && m.RWCount() > 0 && len(rs) == 4
-	})
-	if e.Sim.Version().HasVolumeAttachments() {
-		id := longhorn.CSITicketID(vol, nodeB)
-		e.Await("node-b ticket satisfied", func() bool {
-			va, err := e.Sim.VolumeAttachment(e.Ctx, vol)
-			return err == nil && va.Satisfied(id)
-		})
-	}
-	_, es, _ := e.State(vol)
-	return engineOn(es, nodeA).Name, engineOn(es, nodeB).Name
+	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), ns, version, 5*time.Minute, simWait)}
 }
 
 // confirmWithFault is the seed's bug: the confirm (detach node-a) runs while
@@ -420,21 +342,10 @@ func (e *simEnv) confirmWithFault(vol string) lhsim.FaultID {
 // produceBug runs the whole seed sequence and waits for the stuck state.
 func (e *simEnv) produceBug(vol string) (old, mig string) {
 	e.T.Helper()
-	e.attachedOnA(vol)
-	old, mig = e.migrateToB(vol)
+	e.CreateAttached(vol)
+	old, mig = e.StartMigration(vol)
 	e.confirmWithFault(vol)
-	e.WaitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-		n := 0
-		for _, x := range es {
-			if x.IsActive() {
-				n++
-			}
-		}
-		return len(es) == 2 && n == 2 && v.Status.CurrentNodeID == nodeB
-	})
-	e.Await("BUG sync error", func() bool {
-		return strings.Contains(e.Sim.LastSyncError(vol), "BUG: found the second active engine")
-	})
+	e.WaitStuck(vol)
 	return old, mig
 }
 
@@ -442,7 +353,7 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 // replicas flipped to it, no data directory wiped, no more sync errors.
 func (e *simEnv) converged(vol, mig string) {
 	e.T.Helper()
-	e.WaitFor("settled on node-b", vol, settled(nodeB))
+	e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
 	e.WaitFor("old replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		return len(es) == 1 && es[0].Name == mig && len(rs) == 2
 	})

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -295,7 +295,7 @@ func TestDeployRoles(t *testing.T) {
 	t.Cleanup(full.Stop)
 	ns := kubeserver.Namespace
 	run := userSeq.Add(1)
-	e := &simEnv{simtest.Start(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
+	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	guardRules := roleRules(t, "rbac-guard.yaml")
 	scanRules := roleRules(t, "rbac-scan.yaml")
 	user := func(name string, rules []rbacv1.PolicyRule) string {
@@ -408,7 +408,7 @@ func kubectl(ctx context.Context, kubeconfig string, args ...string) (string, er
 func TestGuardSurvivesAPIServerRestart(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	vol := "vol-restart"
-	e.attachedOnA(vol)
+	e.CreateAttached(vol)
 	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir())
 	t0 := time.Now()
 	if err := cluster.RestartAPIServer(e.Ctx); err != nil {
@@ -416,7 +416,7 @@ func TestGuardSurvivesAPIServerRestart(t *testing.T) {
 	}
 	t.Logf("API server restarted in %s", time.Since(t0).Round(time.Millisecond))
 
-	_, mig := e.migrateToB(vol)
+	_, mig := e.StartMigration(vol)
 	e.confirmWithFault(vol)
 	if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
 		t.Errorf("outcome %s: %s", out.Result, out.Detail)

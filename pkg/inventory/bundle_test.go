@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -34,14 +34,7 @@ func loadOK(t *testing.T, path string, o OfflineOptions) (*Offline, *warnings) {
 func TestLoadBundleZipAndFolder(t *testing.T) {
 	b := fxBundle()
 	dir := t.TempDir()
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folder, err := b.WriteDir(filepath.Join(dir, "extracted"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipPath, folder := b.WriteZipAndDir(t, dir)
 	var first string
 	for _, path := range []string{zipPath, folder, filepath.Dir(folder)} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -104,7 +97,7 @@ func TestLoadBundleOpensOnlyWhatItNeeds(t *testing.T) {
 	b := fxBundle()
 	b.Objects = append(b.Objects, fxObjects("other-ns", "v1.5.1")...)
 	b.Logs["other-ns/longhorn-manager-zzzzz/longhorn-manager.log"] = "x\n"
-	node, err := bundletest.Zip(map[string][]byte{"node-a/hostinfos/os-release": []byte("ID=sles\n")})
+	node, err := testenv.Zip(map[string][]byte{"node-a/hostinfos/os-release": []byte("ID=sles\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +132,7 @@ func TestLoadBundleOpensOnlyWhatItNeeds(t *testing.T) {
 
 func TestLoadBundleNamespaces(t *testing.T) {
 	write := func(t *testing.T, namespaces ...string) string {
-		b := &bundletest.Bundle{CreatedAt: fxCreated, Logs: map[string]string{}}
+		b := &testenv.Bundle{CreatedAt: fxCreated, Logs: map[string]string{}}
 		for _, ns := range namespaces {
 			b.Objects = append(b.Objects, fxObjects(ns, "v1.5.1")...)
 		}
@@ -189,7 +182,7 @@ func TestLoadBundleNamespaces(t *testing.T) {
 // Nested node bundles (valid or not) neither break the walk nor are read.
 func TestLoadBundleNestedNodeZips(t *testing.T) {
 	b := fxBundle()
-	good, err := bundletest.Zip(map[string][]byte{"node-a/logs/kubelet.log": []byte("found the second active engine x-e-1 besides x-e-0\n")})
+	good, err := testenv.Zip(map[string][]byte{"node-a/logs/kubelet.log": []byte("found the second active engine x-e-1 besides x-e-0\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +201,7 @@ func TestLoadBundleNestedNodeZips(t *testing.T) {
 
 // zipYAMLsFirst orders a bundle zip as metadata, settings, volumes,
 // engines, the other objects, then logs, so a cut lands where a test wants.
-func zipYAMLsFirst(t *testing.T, b *bundletest.Bundle) ([]byte, map[string][]byte) {
+func zipYAMLsFirst(t *testing.T, b *testenv.Bundle) ([]byte, map[string][]byte) {
 	t.Helper()
 	files, err := b.Files()
 	if err != nil {
@@ -229,7 +222,7 @@ func zipYAMLsFirst(t *testing.T, b *bundletest.Bundle) ([]byte, map[string][]byt
 		}
 		return 5
 	}
-	data, err := bundletest.ZipSorted(files, func(a, b string) bool { return rank(a) < rank(b) })
+	data, err := testenv.ZipSorted(files, func(a, b string) bool { return rank(a) < rank(b) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +247,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 	data, _ := zipYAMLsFirst(t, b)
 	top := b.Name() + "/"
 	offsetOf := func(name string) int {
-		off, err := bundletest.Offset(data, top+name)
+		off, err := testenv.ZipOffset(data, top+name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +257,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 	engines := "yamls/namespaced/longhorn-system/longhorn.io/v1beta2/engines.yaml"
 
 	t.Run("cut inside a log", func(t *testing.T) {
-		p := writeFile(t, b.Name()+".zip", bundletest.Truncate(data, offsetOf(bigLog)+20000))
+		p := writeFile(t, b.Name()+".zip", testenv.TruncateZip(data, offsetOf(bigLog)+20000))
 		off, w := loadOK(t, p, OfflineOptions{})
 		w.has(t, b.Name()+".zip", "damaged zip", "longhorn-manager.log is cut short")
 		w.has(t, bigLog, "read error")
@@ -276,7 +269,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 		}
 	})
 	t.Run("cut inside engines.yaml", func(t *testing.T) {
-		p := writeFile(t, b.Name()+".zip", bundletest.Truncate(data, offsetOf(engines)+40))
+		p := writeFile(t, b.Name()+".zip", testenv.TruncateZip(data, offsetOf(engines)+40))
 		off, w := loadOK(t, p, OfflineOptions{})
 		w.has(t, "damaged zip", "engines.yaml is cut short")
 		w.has(t, engines, "read error")
@@ -291,7 +284,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 	})
 	t.Run("only the table of contents lost", func(t *testing.T) {
 		zr := bytes.LastIndex(data, []byte("PK\x01\x02"))
-		p := writeFile(t, b.Name()+".zip", bundletest.Truncate(data, zr+10))
+		p := writeFile(t, b.Name()+".zip", testenv.TruncateZip(data, zr+10))
 		off, w := loadOK(t, p, OfflineOptions{})
 		w.has(t, "damaged zip")
 		if len(off.State.Volumes) != 3 || len(off.State.Engines) != 4 || off.Logs["pvc-stuck"].Count != 3 {
@@ -302,7 +295,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 		name string
 		data []byte
 	}{
-		{"cut inside the first header", bundletest.Truncate(data, 20)},
+		{"cut inside the first header", testenv.TruncateZip(data, 20)},
 		{"not a zip at all", []byte("this is a text file, not a bundle\n")},
 		{"empty file", nil},
 	} {
@@ -321,7 +314,7 @@ func TestLoadBundleCorruptEntry(t *testing.T) {
 	b := fxBundle()
 	data, _ := zipYAMLsFirst(t, b)
 	engines := b.Name() + "/yamls/namespaced/longhorn-system/longhorn.io/v1beta2/engines.yaml"
-	off, err := bundletest.Offset(data, engines)
+	off, err := testenv.ZipOffset(data, engines)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +367,7 @@ func TestLoadBundleUnparsableYAML(t *testing.T) {
 }
 
 func TestLoadBundleMissingFiles(t *testing.T) {
-	b := &bundletest.Bundle{CreatedAt: fxCreated}
+	b := &testenv.Bundle{CreatedAt: fxCreated}
 	for _, o := range fxObjects(fxNS, "v1.4.3") {
 		if o["kind"] != "Setting" {
 			b.Objects = append(b.Objects, o)
@@ -393,7 +386,7 @@ func TestLoadBundleMissingFiles(t *testing.T) {
 	}
 
 	// no volumes.yaml: nothing to classify, said once
-	b = &bundletest.Bundle{CreatedAt: fxCreated, Objects: []map[string]any{fxSetting(fxNS, longhorn.VersionSetting, "v1.5.1")}}
+	b = &testenv.Bundle{CreatedAt: fxCreated, Objects: []map[string]any{fxSetting(fxNS, longhorn.VersionSetting, "v1.5.1")}}
 	p, err = b.WriteZip(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -408,7 +401,7 @@ func TestLoadBundleMissingFiles(t *testing.T) {
 func TestLoadBundleTime(t *testing.T) {
 	when := time.Date(2023, 9, 1, 10, 11, 12, 0, time.UTC)
 	t.Run("metadata", func(t *testing.T) {
-		b := &bundletest.Bundle{CreatedAt: when, Objects: fxObjects(fxNS, "v1.4.3"), NoTimeInName: true}
+		b := &testenv.Bundle{CreatedAt: when, Objects: fxObjects(fxNS, "v1.4.3"), NoTimeInName: true}
 		p, _ := b.WriteDir(t.TempDir())
 		off, _ := loadOK(t, p, OfflineOptions{})
 		if !off.State.Now.Equal(when) {
@@ -416,7 +409,7 @@ func TestLoadBundleTime(t *testing.T) {
 		}
 	})
 	t.Run("name", func(t *testing.T) {
-		b := &bundletest.Bundle{CreatedAt: when, Objects: fxObjects(fxNS, "v1.4.3"), NoMetadata: true}
+		b := &testenv.Bundle{CreatedAt: when, Objects: fxObjects(fxNS, "v1.4.3"), NoMetadata: true}
 		p, _ := b.WriteZip(t.TempDir())
 		off, w := loadOK(t, p, OfflineOptions{})
 		if !off.State.Now.Equal(when) || strings.Contains(w.String(), "creation time") {
@@ -424,7 +417,7 @@ func TestLoadBundleTime(t *testing.T) {
 		}
 	})
 	t.Run("file time, with a warning", func(t *testing.T) {
-		b := &bundletest.Bundle{Objects: fxObjects(fxNS, "v1.4.3"), NoMetadata: true, NoTimeInName: true}
+		b := &testenv.Bundle{Objects: fxObjects(fxNS, "v1.4.3"), NoMetadata: true, NoTimeInName: true}
 		p, _ := b.WriteZip(t.TempDir())
 		mod := time.Date(2022, 2, 2, 2, 2, 2, 0, time.UTC)
 		if err := os.Chtimes(p, mod, mod); err != nil {
@@ -457,7 +450,7 @@ func TestLoadBundleNotABundle(t *testing.T) {
 		t.Errorf("missing path: err = %v", err)
 	}
 	// Longhorn 1.2: only v1beta1
-	old := &bundletest.Bundle{CreatedAt: fxCreated}
+	old := &testenv.Bundle{CreatedAt: fxCreated}
 	for _, o := range fxObjects(fxNS, "v1.2.6") {
 		c := map[string]any{}
 		for k, v := range o {
@@ -540,7 +533,7 @@ func TestLoadBundleEveryCutIsIncomplete(t *testing.T) {
 	// Up to the table of contents: a cut inside it loses no file.
 	zr := bytes.Index(data, []byte("PK\x01\x02"))
 	for n := 0; n < zr; n += 61 {
-		off, err := loadBundle(context.Background(), mustOpenZip(t, bundletest.Truncate(data, n)), bundleInfo{path: "cut.zip"}, OfflineOptions{})
+		off, err := loadBundle(context.Background(), mustOpenZip(t, testenv.TruncateZip(data, n)), bundleInfo{path: "cut.zip"}, OfflineOptions{})
 		if err == nil && len(off.Incomplete) == 0 {
 			t.Fatalf("cut at byte %d of %d: read looks complete (%d volumes)", n, len(data), len(off.State.Volumes))
 		}
@@ -566,7 +559,7 @@ func TestLoadBundleZipBombStopsAtLimit(t *testing.T) {
 	}
 	bomb := b.Name() + "/logs/longhorn-system/longhorn-manager-bomb/longhorn-manager.log"
 	files[bomb] = bytes.Repeat([]byte("A"), 8<<20)
-	data, err := bundletest.Zip(files)
+	data, err := testenv.Zip(files)
 	if err != nil {
 		t.Fatal(err)
 	}

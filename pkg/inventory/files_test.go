@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -68,7 +68,7 @@ func TestLoadFilesShapes(t *testing.T) {
 		multi.WriteString("---\n" + toYAML(t, o))
 		stream.WriteString(toJSON(t, o) + "\n")
 	}
-	kit, err := bundletest.ListYAML(longhorn.APIVersion, "Engine", nil, true)
+	kit, err := testenv.ListYAML(longhorn.APIVersion, "Engine", nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -31,7 +31,7 @@ import (
 
 func FuzzFilesParse(f *testing.F) {
 	objs := fxObjects(fxNS, "v1.4.3")
-	kit, err := bundletest.ListYAML(longhorn.APIVersion, "Engine", objs[5:7], true)
+	kit, err := testenv.ListYAML(longhorn.APIVersion, "Engine", objs[5:7], true)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -95,17 +95,17 @@ func FuzzBundleParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	data, err := bundletest.Zip(files)
+	data, err := testenv.Zip(files)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(data)
 	for _, n := range []int{len(data) / 2, len(data) - 30, 200} {
-		f.Add(bundletest.Truncate(data, n))
+		f.Add(testenv.TruncateZip(data, n))
 	}
-	small, err := bundletest.Zip(map[string][]byte{
+	small, err := testenv.Zip(map[string][]byte{
 		"b/yamls/namespaced/longhorn-system/longhorn.io/v1beta2/volumes.yaml": []byte(toYAML(f, kubectlList(fxObjects(fxNS, "v1.4.3")[2:3]))),
-		"b/logs/longhorn-system/longhorn-manager-x/longhorn-manager.log":      []byte(bundletest.BugLine(bundletest.Style151, fxCreated, fxNS, "pvc-stuck", "pvc-stuck-e-1", "pvc-stuck-e-0", "n") + "\n"),
+		"b/logs/longhorn-system/longhorn-manager-x/longhorn-manager.log":      []byte(testenv.BugLine(testenv.Style151, fxCreated, fxNS, "pvc-stuck", "pvc-stuck-e-1", "pvc-stuck-e-0", "n") + "\n"),
 		"b/yamls/longhorn/engines.yaml":                                       []byte("- objectmeta: {name: e, namespace: longhorn-system}\n  spec: {instancespec: {volumename: v}}\n"),
 	})
 	if err != nil {
@@ -162,8 +162,8 @@ func FuzzBundleParse(f *testing.F) {
 }
 
 func FuzzLogLine(f *testing.F) {
-	for _, style := range []string{bundletest.Style143, bundletest.Style151, bundletest.Style152} {
-		f.Add([]byte(bundletest.BugLine(style, fxCreated, fxNS, "pvc-1", "pvc-1-e-1", "pvc-1-e-0", "node-b")))
+	for _, style := range []string{testenv.Style143, testenv.Style151, testenv.Style152} {
+		f.Add([]byte(testenv.BugLine(style, fxCreated, fxNS, "pvc-1", "pvc-1-e-1", "pvc-1-e-0", "node-b")))
 	}
 	f.Add([]byte(`{"error":"failed to sync a/b: BUG: found the second active engine b-e-1 besides b-e-0","time":"x"}`))
 	f.Add([]byte("cannot find the current engine for the switching for volume "))

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -75,7 +75,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func seed(t *testing.T, c *testcluster.Cluster, ns string, first, volumes int) {
 	t.Helper()
 	create := func(ctx context.Context, u *unstructured.Unstructured) error { _, err := c.Create(ctx, u); return err }
-	if err := fixture.Seed(context.Background(), create, ns, fixture.SeedOptions{Volumes: volumes, First: first, StuckEvery: 10}); err != nil {
+	if err := testenv.Seed(context.Background(), create, ns, testenv.SeedOptions{Volumes: volumes, First: first, StuckEvery: 10}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,10 +131,10 @@ func TestReadPathsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 42))
 	for _, version := range []string{"v1.4.3", "v1.5.1", "v1.6.0", "v1.12.1"} {
 		ns := "diff-" + strings.ReplaceAll(strings.TrimPrefix(version, "v"), ".", "-")
-		var all fixture.Objects
+		var all testenv.Objects
 		all.Version = version
-		all.Add(fixture.Nodes())
-		for _, sc := range fixture.Scenarios {
+		all.Add(testenv.Nodes())
+		for _, sc := range testenv.Scenarios {
 			all.Add(sc.Build(version, sc.Name))
 		}
 		for i := 0; i < 25; i++ {
@@ -207,13 +207,13 @@ func checkTypes(t *testing.T, version string, res detect.Result) {
 
 // randomState is a #6642 state or a migration with random changes, some of
 // them on what the readers look at: labels, spec.volumeName, deletion.
-func randomState(rng *rand.Rand, version, vol string) *fixture.Objects {
-	var o *fixture.Objects
+func randomState(rng *rand.Rand, version, vol string) *testenv.Objects {
+	var o *testenv.Objects
 	switch rng.IntN(3) {
 	case 0:
-		o = fixture.MidMigration(version, vol)
+		o = testenv.MidMigration(version, vol)
 	default:
-		o = fixture.TwoActiveEngines(version, vol)
+		o = testenv.TwoActiveEngines(version, vol)
 	}
 	for n := rng.IntN(4); n > 0; n-- {
 		switch rng.IntN(9) {
@@ -238,7 +238,7 @@ func randomState(rng *rand.Rand, version, vol string) *fixture.Objects {
 		case 7: // an engine of this volume labelled for another one
 			o.Engines[0].Labels[longhorn.VolumeLabel] = mislabelled
 		case 8:
-			o.Volumes[0].Status.CurrentNodeID = fixture.NodeA
+			o.Volumes[0].Status.CurrentNodeID = testenv.NodeA
 		}
 	}
 	return o
@@ -261,36 +261,36 @@ func hasMislabelled(st *longhorn.State, vol string) bool {
 
 // invertedFlags is a finished migration whose replica flip went the wrong
 // way: the serving engine's replicas are inactive, the old ones active.
-func invertedFlags(version, vol string) *fixture.Objects {
-	o := fixture.TwoActiveEngines(version, vol)
+func invertedFlags(version, vol string) *testenv.Objects {
+	o := testenv.TwoActiveEngines(version, vol)
 	o.Engines = o.Engines[1:]
 	o.Volumes[0].Status.CurrentMigrationNodeID = ""
 	return o
 }
 
 // noActiveEngine is an attached volume whose only engine is inactive.
-func noActiveEngine(version, vol string) *fixture.Objects {
-	o := fixture.Healthy(version, vol)
+func noActiveEngine(version, vol string) *testenv.Objects {
+	o := testenv.Healthy(version, vol)
 	o.Engines[0].Spec.Active = false
 	return o
 }
 
 // orphans are an engine of a volume that is gone and an engine process no
 // Engine CR knows.
-func orphans(version string) *fixture.Objects {
-	e := fixture.NewEngine(fixture.EngineName(version, "gone", 0), "gone", fixture.NodeA, true)
+func orphans(version string) *testenv.Objects {
+	e := testenv.NewEngine(testenv.EngineName(version, "gone", 0), "gone", testenv.NodeA, true)
 	im := &longhorn.InstanceManager{ObjectMeta: metav1.ObjectMeta{Name: "instance-manager-a"},
-		Spec:   longhorn.InstanceManagerSpec{NodeID: fixture.NodeA, Type: "aio"},
+		Spec:   longhorn.InstanceManagerSpec{NodeID: testenv.NodeA, Type: "aio"},
 		Status: longhorn.InstanceManagerStatus{CurrentState: "running", InstanceEngines: map[string]json.RawMessage{"lost-e-0": json.RawMessage(`{}`)}}}
-	return &fixture.Objects{Engines: []*longhorn.Engine{e}, IMs: []*longhorn.InstanceManager{im}}
+	return &testenv.Objects{Engines: []*longhorn.Engine{e}, IMs: []*longhorn.InstanceManager{im}}
 }
 
-// createIn is fixture.Create into namespace ns.
-func createIn(t *testing.T, c *testcluster.Cluster, ns string, o *fixture.Objects) {
+// createIn is testenv.Create into namespace ns.
+func createIn(t *testing.T, c *testcluster.Cluster, ns string, o *testenv.Objects) {
 	t.Helper()
 	ctx := context.Background()
 	put := func(kind string, obj any) {
-		u, err := fixture.Unstructured(kind, obj)
+		u, err := testenv.Unstructured(kind, obj)
 		if err != nil {
 			t.Fatal(err)
 		}

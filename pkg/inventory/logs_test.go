@@ -10,7 +10,7 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 var (
@@ -27,22 +27,22 @@ func TestParseLogLine(t *testing.T) {
 	}{
 		{
 			"v1.4.3 with kubelet timestamp",
-			bundletest.BugLine(bundletest.Style143, logT1, "longhorn-system", "pvc-1", "pvc-1-e-5f3a9c21", "pvc-1-e-0b4d7e88", "node-b"),
+			testenv.BugLine(testenv.Style143, logT1, "longhorn-system", "pvc-1", "pvc-1-e-5f3a9c21", "pvc-1-e-0b4d7e88", "node-b"),
 			logHit{Namespace: "longhorn-system", Volume: "pvc-1", Time: logT1, Message: bug},
 		},
 		{
 			"v1.5.1",
-			bundletest.BugLine(bundletest.Style151, logT1, "longhorn-system", "pvc-1", "pvc-1-e-5f3a9c21", "pvc-1-e-0b4d7e88", "node-b"),
+			testenv.BugLine(testenv.Style151, logT1, "longhorn-system", "pvc-1", "pvc-1-e-5f3a9c21", "pvc-1-e-0b4d7e88", "node-b"),
 			logHit{Namespace: "longhorn-system", Volume: "pvc-1", Time: logT1, Message: bug},
 		},
 		{
 			"v1.5.2 Volume field (transient window on fixed releases)",
-			bundletest.BugLine(bundletest.Style152, logT1, "lh", "pvc-1", "pvc-1-e-1", "pvc-1-e-0", "node-b"),
+			testenv.BugLine(testenv.Style152, logT1, "lh", "pvc-1", "pvc-1-e-1", "pvc-1-e-0", "node-b"),
 			logHit{Namespace: "lh", Volume: "pvc-1", Time: logT1, Message: "BUG: found the second active engine pvc-1-e-1 besides pvc-1-e-0"},
 		},
 		{
 			"logrus time only",
-			bundletest.ManagerLine(bundletest.Style143, logT2, "longhorn-system", "pvc-2", "node-a", "failed to sync longhorn-system/pvc-2: "+bug),
+			testenv.ManagerLine(testenv.Style143, logT2, "longhorn-system", "pvc-2", "node-a", "failed to sync longhorn-system/pvc-2: "+bug),
 			logHit{Namespace: "longhorn-system", Volume: "pvc-2", Time: logT2, Message: bug},
 		},
 		{
@@ -74,7 +74,7 @@ func TestParseLogLine(t *testing.T) {
 	}
 	for _, line := range []string{
 		"",
-		bundletest.InfoLine(logT1, 1),
+		testenv.InfoLine(logT1, 1),
 		`level=info msg="Volume migration engine is ready" volume=pvc-1`,
 		`level=warning msg="failed to directly pick up the current one from multiple engines for volume pvc-1, fall back to detect the new current engine"`,
 	} {
@@ -88,14 +88,14 @@ func TestLogScannerAggregates(t *testing.T) {
 	ns := "longhorn-system"
 	s := newLogScanner(ns)
 	logA := strings.Join([]string{
-		bundletest.InfoLine(logT1.Add(-time.Minute), 1),
-		bundletest.BugLine(bundletest.Style143, logT1.Add(10*time.Minute), ns, "pvc-1", "pvc-1-e-b", "pvc-1-e-a", "node-b"),
-		bundletest.BugLine(bundletest.Style143, logT1, ns, "pvc-1", "pvc-1-e-b", "pvc-1-e-a", "node-b"),
-		bundletest.BugLine(bundletest.Style143, logT1, "other-ns", "pvc-1", "pvc-1-e-b", "pvc-1-e-a", "node-b"),
-		bundletest.InfoLine(logT1, 2),
+		testenv.InfoLine(logT1.Add(-time.Minute), 1),
+		testenv.BugLine(testenv.Style143, logT1.Add(10*time.Minute), ns, "pvc-1", "pvc-1-e-b", "pvc-1-e-a", "node-b"),
+		testenv.BugLine(testenv.Style143, logT1, ns, "pvc-1", "pvc-1-e-b", "pvc-1-e-a", "node-b"),
+		testenv.BugLine(testenv.Style143, logT1, "other-ns", "pvc-1", "pvc-1-e-b", "pvc-1-e-a", "node-b"),
+		testenv.InfoLine(logT1, 2),
 	}, "\n") + "\n"
-	logB := bundletest.BugLine(bundletest.Style143, logT2, ns, "pvc-1", "pvc-1-e-c", "pvc-1-e-a", "node-b") + "\n" +
-		bundletest.BugLine(bundletest.Style143, logT1, ns, "pvc-2", "pvc-2-e-b", "pvc-2-e-a", "node-a") // no final newline
+	logB := testenv.BugLine(testenv.Style143, logT2, ns, "pvc-1", "pvc-1-e-c", "pvc-1-e-a", "node-b") + "\n" +
+		testenv.BugLine(testenv.Style143, logT1, ns, "pvc-2", "pvc-2-e-b", "pvc-2-e-a", "node-a") // no final newline
 	if err := s.scan("logs/a.log", strings.NewReader(logA)); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestLogScannerMessageChoice(t *testing.T) {
 func TestLogScannerLongLines(t *testing.T) {
 	s := newLogScanner("longhorn-system")
 	long := strings.Repeat("x", 3*maxLogLine)
-	in := long + "\n" + bundletest.BugLine(bundletest.Style151, logT1, "longhorn-system", "pvc-9", "pvc-9-e-1", "pvc-9-e-0", "n") + "\n"
+	in := long + "\n" + testenv.BugLine(testenv.Style151, logT1, "longhorn-system", "pvc-9", "pvc-9-e-1", "pvc-9-e-0", "n") + "\n"
 	if err := s.scan("f", strings.NewReader(in)); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestLogScannerLongLines(t *testing.T) {
 func TestLogScannerReadError(t *testing.T) {
 	s := newLogScanner("longhorn-system")
 	boom := errors.New("unexpected EOF in zip entry")
-	r := io.MultiReader(strings.NewReader(bundletest.BugLine(bundletest.Style143, logT1, "longhorn-system", "pvc-1", "pvc-1-e-1", "pvc-1-e-0", "n")+"\n"), iotest.ErrReader(boom))
+	r := io.MultiReader(strings.NewReader(testenv.BugLine(testenv.Style143, logT1, "longhorn-system", "pvc-1", "pvc-1-e-1", "pvc-1-e-0", "n")+"\n"), iotest.ErrReader(boom))
 	if err := s.scan("f", r); !errors.Is(err, boom) {
 		t.Errorf("err = %v", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -43,7 +43,7 @@ func TestNullQuirkRoundTrip(t *testing.T) {
 		"status":   map[string]any{"currentNodeID": "", "currentMigrationNodeID": "", "state": "detached", "conditions": nil, "kubernetesStatus": map[string]any{"pvName": ""}},
 	}
 	for _, items := range [][]map[string]any{{engine}, {volume}} {
-		y, err := bundletest.ListYAML(longhorn.APIVersion, items[0]["kind"].(string), items, true)
+		y, err := testenv.ListYAML(longhorn.APIVersion, items[0]["kind"].(string), items, true)
 		if err != nil {
 			t.Fatal(err)
 		}

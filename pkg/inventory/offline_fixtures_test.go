@@ -7,26 +7,26 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// The fixtures live in internal/bundletest (shared with the command tests).
-const fxNS = bundletest.Namespace
+// The fixtures live in internal/testenv (shared with the command tests).
+const fxNS = testenv.BundleNamespace
 
 var (
-	fxCreated     = bundletest.Created
-	fxT1          = bundletest.T1
-	fxObjects     = bundletest.Scenario
-	fxSetting     = bundletest.Setting
-	fxEngine      = bundletest.Engine
-	fxManagerLogs = bundletest.ManagerLogs
-	fxMeta        = bundletest.Meta
+	fxCreated     = testenv.BundleCreated
+	fxT1          = testenv.BugLinesAt
+	fxObjects     = testenv.BundleScenario
+	fxSetting     = testenv.JSONSetting
+	fxEngine      = testenv.JSONEngine
+	fxManagerLogs = testenv.ManagerLogs
+	fxMeta        = testenv.JSONMeta
 )
 
 // fxBundle is a complete 1.4.3 bundle with unrelated files around it.
-func fxBundle() *bundletest.Bundle {
-	return &bundletest.Bundle{
+func fxBundle() *testenv.Bundle {
+	return &testenv.Bundle{
 		CreatedAt: fxCreated,
 		Objects: append(fxObjects(fxNS, "v1.4.3"),
 			map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": fxMeta(fxNS, "longhorn-manager-bbbbb", nil)},

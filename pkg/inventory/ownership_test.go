@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -17,8 +17,8 @@ func TestReadVolumeOwnsTheAttachmentByVolumeOf(t *testing.T) {
 	ctx := context.Background()
 	cl, _ := countingClient(t, c)
 	ns := "va-owner"
-	o := fixture.Healthy("v1.5.1", "vol")
-	o.Add(fixture.Healthy("v1.5.1", "mine"))
+	o := testenv.Healthy("v1.5.1", "vol")
+	o.Add(testenv.Healthy("v1.5.1", "mine"))
 	o.VAs[0].Spec.Volume = "other" // vol's attachment, naming another volume
 	createIn(t, c, ns, o)
 

@@ -10,15 +10,15 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // withPVCNamespace is the stuck fixture whose volume names the PVC default/data.
-func withPVCNamespace(version, vol string) *fixture.Objects {
-	o := fixture.TwoActiveEngines(version, vol)
+func withPVCNamespace(version, vol string) *testenv.Objects {
+	o := testenv.TwoActiveEngines(version, vol)
 	o.Volumes[0].Status.KubernetesStatus = longhorn.KubernetesStatus{Namespace: "default", PVCName: "data", PVName: vol}
 	return o
 }

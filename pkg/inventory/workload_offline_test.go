@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -52,7 +52,7 @@ func TestBundleWorkloadsPresent(t *testing.T) {
 	b.Objects = append(withPVC(b.Objects, "pvc-stuck"),
 		fxPod("default", "virt-launcher-vm1-abcde", "node-a", "data", map[string]any{"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": "vm1"}),
 		fxPod("default", "other", "node-a", "other-claim", nil))
-	va, err := bundletest.ListYAML("storage.k8s.io/v1", "VolumeAttachment", []map[string]any{fxCSI("csi-0123", "pvc-stuck", "node-a")}, true)
+	va, err := testenv.ListYAML("storage.k8s.io/v1", "VolumeAttachment", []map[string]any{fxCSI("csi-0123", "pvc-stuck", "node-a")}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

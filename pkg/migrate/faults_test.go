@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
@@ -25,9 +26,7 @@ import (
 // runVia runs the command tree through the kubeconfig of a fault proxy.
 func (e *env) runVia(ctx context.Context, kubeconfig string, args ...string) clitest.Result {
 	e.T.Helper()
-	res := clitest.Run(ctx, kubeconfig, append(args, "-n", e.NS)...)
-	e.T.Logf("kubectl longhorn-engines %s (through the fault proxy)\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, ctx, kubeconfig, append(args, "-n", e.NS)...)
 }
 
 // writtenResource is what migrate's writes patch on version: the Volume
@@ -71,7 +70,7 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 		code int
 		// sent: writes of the patched resource that reached the server.
 		sent int
-		// end: "node-a" or "node-b" (settled there, nothing lost), or
+		// end: "node-a" or "node-b" (testenv.Settled there, nothing lost), or
 		// "migrating" (the migration still in place).
 		end  string
 		errs []string
@@ -128,7 +127,7 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 					e.expectNoDataLoss(vol)
 					return
 				}
-				e.WaitFor("settled on "+tt.end, vol, settled(tt.end))
+				e.WaitFor("testenv.Settled on "+tt.end, vol, testenv.Settled(tt.end))
 				e.expectNoDataLoss(vol)
 			})
 		}
@@ -213,7 +212,7 @@ func TestSignalDuringConfirm(t *testing.T) {
 					t.Errorf("the held confirm reached the server: %v, want %v", r.Forwarded, tt.sent == 1)
 				}
 			}
-			e.WaitFor(fmt.Sprintf("settled on %s", tt.end), vol, settled(tt.end))
+			e.WaitFor(fmt.Sprintf("testenv.Settled on %s", tt.end), vol, testenv.Settled(tt.end))
 			e.expectNoDataLoss(vol)
 		})
 	}

@@ -6,18 +6,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 const (
-	nodeA = fixture.NodeA
-	nodeB = fixture.NodeB
+	nodeA = testenv.NodeA
+	nodeB = testenv.NodeB
 )
 
 // snapOf turns fixture objects of one volume into a snapshot, as
 // readSnapshot would read them.
-func snapOf(t *testing.T, o *fixture.Objects) *snapshot {
+func snapOf(t *testing.T, o *testenv.Objects) *snapshot {
 	t.Helper()
 	if len(o.Volumes) != 1 {
 		t.Fatalf("want one volume, got %d", len(o.Volumes))
@@ -49,8 +49,8 @@ func snapOf(t *testing.T, o *fixture.Objects) *snapshot {
 
 // confirmed is the state after a finished confirm to B: one engine on B,
 // its replicas active, the old ones gone.
-func confirmed(version, vol string) *fixture.Objects {
-	o := fixture.PendingCleanup(version, vol)
+func confirmed(version, vol string) *testenv.Objects {
+	o := testenv.PendingCleanup(version, vol)
 	old := o.Deleting[0]
 	o.Deleting = nil
 	var es []*longhorn.Engine

@@ -4,20 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -43,15 +41,13 @@ const (
 	poll = "--poll-interval=20ms"
 )
 
-var nsSeq atomic.Int64
-
 // env is one test's simulated Longhorn in its own namespace, with nodes
 // node-a and node-b.
-type env struct{ *simtest.Env }
+type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	return &env{simtest.Start(t, cluster.RESTConfig(), fmt.Sprintf("migrate-%d", nsSeq.Add(1)), version, 3*time.Minute, waitTimeout)}
+	return &env{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("migrate"), version, 3*time.Minute, waitTimeout)}
 }
 
 // run runs the real command tree against the test cluster in e's namespace.
@@ -61,9 +57,7 @@ func (e *env) run(args ...string) clitest.Result {
 
 func (e *env) runCtx(ctx context.Context, args ...string) clitest.Result {
 	e.T.Helper()
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), append(args, "-n", e.NS)...)
-	e.T.Logf("kubectl longhorn-engines %s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, ctx, cluster.KubeconfigPath(), append(args, "-n", e.NS)...)
 }
 
 // createAttached creates volumes with a replica on node-a and node-b and
@@ -89,39 +83,18 @@ func (e *env) createAttached(opts lhsim.VolumeOptions, vols ...string) {
 	}
 	for _, vol := range vols {
 		e.WaitFor("attached to node-a and healthy", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-			return settled(nodeA)(v, es, rs) && v.Status.Robustness == longhorn.RobustnessHealthy
+			return testenv.Settled(nodeA)(v, es, rs) && v.Status.Robustness == longhorn.RobustnessHealthy
 		})
 	}
 }
 
-// settled: exactly one engine, active, running on node, every replica
-// serving it and active, no migration left (what the command verifies,
-// checked here independently).
-func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) bool {
-	return func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		if len(es) != 1 || !es[0].Spec.Active || es[0].Spec.NodeID != node || es[0].Status.CurrentState != longhorn.StateRunning {
-			return false
-		}
-		if v.Spec.NodeID != node || v.Status.CurrentNodeID != node || v.Spec.MigrationNodeID != "" ||
-			v.Status.CurrentMigrationNodeID != "" || v.Status.State != longhorn.VolumeStateAttached || len(rs) == 0 {
-			return false
-		}
-		for _, r := range rs {
-			if r.Spec.EngineName != es[0].Name || !r.Spec.Active || r.DeletionTimestamp != nil {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// expectSettled asserts the volume is (now, without waiting) settled on node
+// expectSettled asserts the volume is (now, without waiting) testenv.Settled on node
 // with its data intact.
 func (e *env) expectSettled(vol, node string) {
 	e.T.Helper()
 	v, es, rs := e.State(vol)
-	if !settled(node)(v, es, rs) {
-		e.T.Errorf("volume %s not settled on %s:\n%s", vol, node, lhsim.Describe(v, es, rs))
+	if !testenv.Settled(node)(v, es, rs) {
+		e.T.Errorf("volume %s not testenv.Settled on %s:\n%s", vol, node, lhsim.Describe(v, es, rs))
 	}
 	e.expectNoDataLoss(vol)
 }

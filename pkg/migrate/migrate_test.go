@@ -8,8 +8,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
@@ -210,19 +211,7 @@ func TestInterruptBeforeConfirm(t *testing.T) {
 	}
 }
 
-func assertUnchanged(t *testing.T, before, after map[string]string) {
-	t.Helper()
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("%s: resourceVersion %s -> %q: something was written", k, v, after[k])
-		}
-	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			t.Errorf("%s created", k)
-		}
-	}
-}
+var assertUnchanged = testenv.AssertUnchanged
 
 // TestSignalDuringMigrationWait: SIGINT or SIGTERM during the wait for
 // readiness rolls back and verifies as an interrupt does, and the exit code

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +31,7 @@ func TestWritesCarryResourceVersion(t *testing.T) {
 	spec := func(m map[string]any) map[string]any { return m["spec"].(map[string]any) }
 
 	t.Run("v1.4", func(t *testing.T) {
-		idle := snapOf(t, fixture.Healthy("v1.4.3", "vol"))
+		idle := snapOf(t, testenv.Healthy("v1.4.3", "vol"))
 		d := driverFor(idle.version)
 		if _, ok := d.(v14Driver); !ok {
 			t.Fatalf("driverFor(v1.4.3) = %T", d)
@@ -44,7 +44,7 @@ func TestWritesCarryResourceVersion(t *testing.T) {
 		if rv(m) != "100" || spec(m)["migrationNodeID"] != nodeB || len(spec(m)) != 1 || w.res != longhorn.Volumes {
 			t.Errorf("start patch = %v on %s", m, w.res.Plural)
 		}
-		mig := snapOf(t, fixture.MidMigration("v1.4.3", "vol"))
+		mig := snapOf(t, testenv.MidMigration("v1.4.3", "vol"))
 		m = decode(t, must(d.confirm(mig, nodeB)))
 		if rv(m) != "100" || spec(m)["nodeID"] != nodeB || spec(m)["migrationNodeID"] != "" {
 			t.Errorf("confirm patch = %v", m)
@@ -61,7 +61,7 @@ func TestWritesCarryResourceVersion(t *testing.T) {
 		}
 	})
 	t.Run("v1.5", func(t *testing.T) {
-		idle := snapOf(t, fixture.Healthy("v1.5.1", "vol"))
+		idle := snapOf(t, testenv.Healthy("v1.5.1", "vol"))
 		d := driverFor(idle.version)
 		if _, ok := d.(v15Driver); !ok {
 			t.Fatalf("driverFor(v1.5.1) = %T", d)
@@ -77,7 +77,7 @@ func TestWritesCarryResourceVersion(t *testing.T) {
 		if _, has := tb["generation"]; has {
 			t.Error("start patch sets generation: that is the webhook's")
 		}
-		mig := snapOf(t, fixture.MidMigration("v1.5.1", "vol"))
+		mig := snapOf(t, testenv.MidMigration("v1.5.1", "vol"))
 		m = decode(t, must(d.confirm(mig, nodeB)))
 		tickets = spec(m)["attachmentTickets"].(map[string]any)
 		if v, ok := tickets[idA]; !ok || v != nil || len(tickets) != 1 || rv(m) != "300" {
@@ -106,7 +106,7 @@ func TestReadiness(t *testing.T) {
 		t.Run(ver, func(t *testing.T) {
 			d := driverFor(longhorn.MustParseVersion(ver))
 			ready := func(mut func(s *snapshot)) readiness {
-				s := snapOf(t, fixture.MidMigration(ver, "vol"))
+				s := snapOf(t, testenv.MidMigration(ver, "vol"))
 				if mut != nil {
 					mut(s)
 				}
@@ -188,17 +188,17 @@ func TestVerify(t *testing.T) {
 			if v := checkVerified(snapOf(t, confirmed(ver, "vol")), "ns", nodeA); v.ok {
 				t.Error("confirmed state verified on A")
 			}
-			if v := checkVerified(snapOf(t, fixture.Healthy(ver, "vol")), "ns", nodeA); !v.ok {
+			if v := checkVerified(snapOf(t, testenv.Healthy(ver, "vol")), "ns", nodeA); !v.ok {
 				t.Errorf("healthy volume not verified on A: %v", v.missing)
 			}
-			if v := checkVerified(snapOf(t, fixture.MidMigration(ver, "vol")), "ns", nodeA); v.ok || v.bad != nil {
+			if v := checkVerified(snapOf(t, testenv.MidMigration(ver, "vol")), "ns", nodeA); v.ok || v.bad != nil {
 				t.Errorf("mid-migration verified=%t bad=%v, want waiting", v.ok, v.bad)
 			}
-			pending := checkVerified(snapOf(t, fixture.PendingCleanup(ver, "vol")), "ns", nodeB)
+			pending := checkVerified(snapOf(t, testenv.PendingCleanup(ver, "vol")), "ns", nodeB)
 			if pending.ok || pending.bad != nil {
 				t.Errorf("pending cleanup: ok=%t bad=%v, want waiting (expected briefly after a confirm)", pending.ok, pending.bad)
 			}
-			two := checkVerified(snapOf(t, fixture.TwoActiveEngines(ver, "vol")), "ns", nodeB)
+			two := checkVerified(snapOf(t, testenv.TwoActiveEngines(ver, "vol")), "ns", nodeB)
 			if two.ok || two.bad == nil || two.bad.Type != detect.TypeMultipleActiveEngines {
 				t.Errorf("two active engines: ok=%t bad=%v, want MultipleActiveEngines", two.ok, two.bad)
 			}
@@ -208,7 +208,7 @@ func TestVerify(t *testing.T) {
 				t.Error("an inactive replica passed verification")
 			}
 			if s := snapOf(t, confirmed(ver, "vol")); s.version.HasVolumeAttachments() {
-				s.va = fixture.NewVA("vol", nodeA)
+				s.va = testenv.NewVA("vol", nodeA)
 				if v := checkVerified(s, "ns", nodeB); v.ok {
 					t.Error("verified on B without B's ticket")
 				}
@@ -218,10 +218,10 @@ func TestVerify(t *testing.T) {
 }
 
 func TestStartChecks(t *testing.T) {
-	nodes := map[string]*longhorn.Node{nodeB: fixture.NewNode(nodeB, true, true)}
+	nodes := map[string]*longhorn.Node{nodeB: testenv.NewNode(nodeB, true, true)}
 	for _, ver := range []string{"v1.4.3", "v1.6.0"} {
 		t.Run(ver, func(t *testing.T) {
-			ok := snapOf(t, fixture.Healthy(ver, "vol"))
+			ok := snapOf(t, testenv.Healthy(ver, "vol"))
 			if f := startChecks(ok, nodes[nodeB], nodeB).failed(); len(f) > 0 {
 				t.Fatalf("healthy migratable volume refused: %+v", f)
 			}
@@ -246,13 +246,13 @@ func TestStartChecks(t *testing.T) {
 					}
 				}, nil, ""},
 				{"two engines", "one running engine on the current node", func(s *snapshot) { s.engines = append(s.engines, s.engines[0]) }, nil, ""},
-				{"same node", "target is another node", nil, fixture.NewNode(nodeA, true, true), nodeA},
+				{"same node", "target is another node", nil, testenv.NewNode(nodeA, true, true), nodeA},
 				{"unknown node", "target node exists in Longhorn", nil, nil, "node-x"},
-				{"not ready", "target node Ready", nil, fixture.NewNode(nodeB, false, true), nodeB},
-				{"unschedulable", "target node schedulable", nil, fixture.NewNode(nodeB, true, false), nodeB},
+				{"not ready", "target node Ready", nil, testenv.NewNode(nodeB, false, true), nodeB},
+				{"unschedulable", "target node schedulable", nil, testenv.NewNode(nodeB, true, false), nodeB},
 			}
 			for _, c := range cases {
-				s := snapOf(t, fixture.Healthy(ver, "vol"))
+				s := snapOf(t, testenv.Healthy(ver, "vol"))
 				if c.mut != nil {
 					c.mut(s)
 				}
@@ -269,18 +269,18 @@ func TestStartChecks(t *testing.T) {
 		})
 	}
 	t.Run("v1.6.0 tickets", func(t *testing.T) {
-		s := snapOf(t, fixture.Healthy("v1.6.0", "vol"))
-		s.va = fixture.NewVA("vol", "node-c")
+		s := snapOf(t, testenv.Healthy("v1.6.0", "vol"))
+		s.va = testenv.NewVA("vol", "node-c")
 		mustCheck(t, startChecks(s, nodes[nodeB], nodeB), "csi-attacher ticket on the current node", false)
-		s.va = fixture.NewVA("vol", nodeA, "node-c")
+		s.va = testenv.NewVA("vol", nodeA, "node-c")
 		mustCheck(t, startChecks(s, nodes[nodeB], nodeB), "not already migrating", false)
 	})
 	// 1.7+: Longhorn's webhook counts every ticket, so a snapshot, backup
 	// or rebuild ticket next to the csi ticket makes the start fail.
 	for _, typ := range []string{"snapshot-controller", "backup-controller", "volume-rebuilding-controller"} {
 		for _, ver := range []string{"v1.6.0", "v1.7.0", "v1.10.0"} {
-			s := snapOf(t, fixture.Healthy(ver, "vol"))
-			s.va = fixture.NewVA("vol", nodeA)
+			s := snapOf(t, testenv.Healthy(ver, "vol"))
+			s.va = testenv.NewVA("vol", nodeA)
 			mustCheck(t, startChecks(s, nodes[nodeB], nodeB), "csi-attacher ticket on the current node", true)
 			s.va.Spec.AttachmentTickets["t-"+typ] = longhorn.AttachmentTicket{ID: "t-" + typ, Type: typ, NodeID: nodeA}
 			cs := startChecks(s, nodes[nodeB], nodeB)
@@ -298,7 +298,7 @@ func TestStartChecks(t *testing.T) {
 }
 
 func TestWorkloadUsage(t *testing.T) {
-	s := snapOf(t, fixture.Healthy("v1.4.3", "vol"))
+	s := snapOf(t, testenv.Healthy("v1.4.3", "vol"))
 	s.kube.WorkloadsStatus = append(s.kube.WorkloadsStatus, longhorn.WorkloadStatus{PodName: "virt-launcher-vm1-abcde", PodStatus: "Running"})
 	if got := s.inUseByPods(); len(got) != 1 || !strings.Contains(got[0], "virt-launcher") {
 		t.Errorf("inUseByPods = %v", got)

@@ -12,7 +12,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // TestWorkloadUseFromKubernetesAttachments covers what the test API server
@@ -30,7 +30,7 @@ func TestWorkloadUseFromKubernetesAttachments(t *testing.T) {
 		return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 			map[schema.GroupVersionResource]string{storageVolumeAttachments: "VolumeAttachmentList"}, objs...)
 	}
-	snap := snapOf(t, fixture.Healthy("v1.6.0", "pvc-1"))
+	snap := snapOf(t, testenv.Healthy("v1.6.0", "pvc-1"))
 	snap.kube.PVName = "pvc-1"
 
 	c := newClient(va("csi-a", csiDriverName, "pvc-1", nodeA), va("csi-x", "other.csi.example.com", "pvc-1", nodeB), va("csi-y", csiDriverName, "pvc-2", nodeB))

@@ -11,9 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 )
 
@@ -32,9 +31,7 @@ func reset(t *testing.T) context.Context {
 
 func runPreflight(t *testing.T, ctx context.Context, args ...string) clitest.Result {
 	t.Helper()
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), append([]string{"preflight"}, args...)...)
-	t.Logf("preflight %s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(t, ctx, cluster.KubeconfigPath(), append([]string{"preflight"}, args...)...)
 }
 
 // lastLine is the last line of stderr: the one error line.
@@ -52,9 +49,9 @@ func TestPreflightCouldNotCheck(t *testing.T) {
 
 	// Objects but no version setting: whether the release is affected is
 	// unknown, so the check is incomplete: the report, then exit 2.
-	o := fixture.Healthy("v1.4.3", "pvc-1")
+	o := testenv.Healthy("v1.4.3", "pvc-1")
 	o.Version = ""
-	if err := fixture.Create(ctx, cluster, o); err != nil {
+	if err := testenv.Create(ctx, cluster, o); err != nil {
 		t.Fatal(err)
 	}
 	res = runPreflight(t, ctx, "-o", "json")
@@ -68,7 +65,7 @@ func TestPreflightCouldNotCheck(t *testing.T) {
 
 func TestPreflightRefusesBadInput(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Healthy("v1.5.1", "pvc-1")); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Healthy("v1.5.1", "pvc-1")); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -93,7 +90,7 @@ func TestPreflightRefusesBadInput(t *testing.T) {
 // A cleanup that outlasts --pending-threshold blocks; a brief one does not.
 func TestPreflightPendingCleanupThatLasts(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.PendingCleanup("v1.4.3", "pvc-pending"))); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.PendingCleanup("v1.4.3", "pvc-pending"))); err != nil {
 		t.Fatal(err)
 	}
 	res := runPreflight(t, ctx, "-o", "json")
@@ -112,7 +109,7 @@ func TestPreflightPendingCleanupThatLasts(t *testing.T) {
 		t.Fatalf("want exit 1 and one blocker:\n%s", res)
 	}
 	b := r.Blockers[0]
-	if b.Volume != "pvc-pending" || b.Type != detect.TypePendingCleanup || b.Command != "kubectl longhorn-engines scan pvc-pending -o wide" || b.Node != fixture.NodeB {
+	if b.Volume != "pvc-pending" || b.Type != detect.TypePendingCleanup || b.Command != "kubectl longhorn-engines scan pvc-pending -o wide" || b.Node != testenv.NodeB {
 		t.Errorf("blocker: %+v", b)
 	}
 }
@@ -121,10 +118,10 @@ func TestPreflightPendingCleanupThatLasts(t *testing.T) {
 // which block drains: the report, then exit 2.
 func TestPreflightFilesWithoutInstanceManagers(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.5.1", "pvc-1"))); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.Healthy("v1.5.1", "pvc-1"))); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := bundletest.ObjectsFrom(ctx, cluster.Dynamic(), cluster.Namespace())
+	objs, err := testenv.JSONObjectsFrom(ctx, cluster.Dynamic(), cluster.Namespace())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +147,12 @@ func TestPreflightFilesWithoutInstanceManagers(t *testing.T) {
 func TestPreflightIncompleteBundle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b := &bundletest.Bundle{CreatedAt: bundletest.Created, Objects: bundletest.Scenario(bundletest.Namespace, "v1.4.3")}
+	b := &testenv.Bundle{CreatedAt: testenv.BundleCreated, Objects: testenv.BundleScenario(testenv.BundleNamespace, "v1.4.3")}
 	files, err := b.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := bundletest.Zip(files)
+	whole, err := testenv.Zip(files)
 	if err != nil {
 		t.Fatal(err)
 	}

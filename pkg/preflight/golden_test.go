@@ -2,10 +2,10 @@ package preflight_test
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -25,21 +25,5 @@ func normalise(s string) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	got = normalise(got)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./pkg/preflight -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file; got:\n%s\nwant:\n%s", name, got, want)
-	}
+	testenv.Golden(t, name, normalise(got), *update)
 }

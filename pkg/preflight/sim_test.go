@@ -12,28 +12,26 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/simtest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/preflight"
 )
 
-// The volumes come from internal/demo's scenarios, reached through the
+// The volumes come from internal/testenv's scenarios, reached through the
 // simulated Longhorn controllers of each release (the stuck state from an
 // injected delete failure during the confirm, not from written objects).
 
-type env struct{ *simtest.Env }
+type env struct{ *testenv.Env }
 
 // start runs a simulator of version in namespace ns, with demo's third
 // node for the replicas.
 func start(t *testing.T, ns, version string) *env {
 	t.Helper()
-	e := &env{simtest.Start(t, cluster.RESTConfig(), ns, version, 4*time.Minute, 60*time.Second)}
-	if err := e.Sim.AddNode(e.Ctx, demo.NodeC, lhsim.NodeOptions{}); err != nil {
+	e := &env{testenv.StartSim(t, cluster.RESTConfig(), ns, version, 4*time.Minute, 60*time.Second)}
+	if err := e.Sim.AddNode(e.Ctx, testenv.NodeC, lhsim.NodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -41,15 +39,12 @@ func start(t *testing.T, ns, version string) *env {
 
 func (e *env) build(names ...string) {
 	e.T.Helper()
-	scs, err := demo.Select(names)
+	scs, err := testenv.SelectScenarios(names)
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	de := &demo.Env{Sim: e.Sim, Dynamic: cluster.Dynamic()}
-	for _, sc := range scs {
-		if err := demo.Build(e.Ctx, de, sc, ""); err != nil {
-			e.T.Fatal(err)
-		}
+	if err := testenv.ReachAll(e.Ctx, &testenv.SimCluster{Sim: e.Sim, Dynamic: cluster.Dynamic()}, scs); err != nil {
+		e.T.Fatal(err)
 	}
 }
 
@@ -57,9 +52,7 @@ func (e *env) build(names ...string) {
 func (e *env) run(args ...string) clitest.Result {
 	e.T.Helper()
 	args = append([]string{"preflight", "-n", e.NS}, args...)
-	res := clitest.Run(e.Ctx, cluster.KubeconfigPath(), args...)
-	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
+	return clitest.RunLogged(e.T, e.Ctx, cluster.KubeconfigPath(), args...)
 }
 
 func (e *env) report(code int, args ...string) *preflight.Report {
@@ -159,7 +152,7 @@ func TestPreflightPerRelease(t *testing.T) {
 			v2 := 0
 			if tc.version == "v1.6.0" {
 				v2 = 1
-				if mv, ok := migrating(r)["v2-disk"]; !ok || mv.DataEngine != "v2" || mv.node != demo.NodeA {
+				if mv, ok := migrating(r)["v2-disk"]; !ok || mv.DataEngine != "v2" || mv.node != testenv.NodeA {
 					t.Errorf("the v2 volume live-migrates too: %+v", mv)
 				}
 			}
@@ -168,7 +161,7 @@ func TestPreflightPerRelease(t *testing.T) {
 			}
 			mv := migrating(r)["idle-migratable"]
 			w := mv.Workloads[0]
-			if mv.node != demo.NodeA || mv.DataEngine != "v1" || mv.Finding != nil || mv.PVC != "default/vm-1-disk-0" ||
+			if mv.node != testenv.NodeA || mv.DataEngine != "v1" || mv.Finding != nil || mv.PVC != "default/vm-1-disk-0" ||
 				w.Kind != "VirtualMachineInstance" || w.Name != "vm-1" || w.Pod != "virt-launcher-vm-1-x7k2p" {
 				t.Errorf("idle-migratable: %+v", mv)
 			}
@@ -197,7 +190,7 @@ func TestPreflightPerRelease(t *testing.T) {
 			b := blockers(r)
 			mid := b["mid-migration"]
 			if mid.Type != detect.TypeMigrationInFlight || mid.Command != "kubectl longhorn-engines migrate rollback mid-migration -n "+tc.ns ||
-				!strings.Contains(mid.Resolve, "migrate confirm mid-migration -n "+tc.ns) || mid.Node != demo.NodeA {
+				!strings.Contains(mid.Resolve, "migrate confirm mid-migration -n "+tc.ns) || mid.Node != testenv.NodeA {
 				t.Errorf("mid-migration: %+v", mid)
 			}
 			stuck, isStuck := b["two-active-engines"]
@@ -205,7 +198,7 @@ func TestPreflightPerRelease(t *testing.T) {
 				t.Fatalf("two-active-engines blocker on %s: %v (%+v)", tc.version, isStuck, r.Blockers)
 			}
 			if tc.affected {
-				if stuck.Type != detect.TypeMultipleActiveEngines || stuck.Command != "kubectl longhorn-engines fix two-active-engines -n "+tc.ns || stuck.Node != demo.NodeB {
+				if stuck.Type != detect.TypeMultipleActiveEngines || stuck.Command != "kubectl longhorn-engines fix two-active-engines -n "+tc.ns || stuck.Node != testenv.NodeB {
 					t.Errorf("two-active-engines: %+v", stuck)
 				}
 				if f := migrating(r)["two-active-engines"].Finding; f == nil || f.Type != detect.TypeMultipleActiveEngines || f.Action != tc.repair {
@@ -243,12 +236,12 @@ func TestPreflightPerRelease(t *testing.T) {
 // checks that preflight reaches the live verdict from each.
 func (e *env) offlineAgrees(live *preflight.Report) {
 	e.T.Helper()
-	objs, err := bundletest.ObjectsFrom(e.Ctx, cluster.Dynamic(), e.NS)
+	objs, err := testenv.JSONObjectsFrom(e.Ctx, cluster.Dynamic(), e.NS)
 	if err != nil {
 		e.T.Fatal(err)
 	}
 	dir := e.T.TempDir()
-	b := &bundletest.Bundle{CreatedAt: time.Now().UTC().Truncate(time.Second), Objects: objs}
+	b := &testenv.Bundle{CreatedAt: time.Now().UTC().Truncate(time.Second), Objects: objs}
 	zipPath, err := b.WriteZip(dir)
 	if err != nil {
 		e.T.Fatal(err)
@@ -298,7 +291,7 @@ func TestPreflightOrphanEngineProcess(t *testing.T) {
 	e := start(t, "pf-orphan", "v1.5.1")
 	e.build("mid-migration")
 	e.Sim.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: "mid-migration", Engine: lhsim.RoleOld})
-	if err := e.Sim.Detach(e.Ctx, "mid-migration", demo.NodeA); err != nil {
+	if err := e.Sim.Detach(e.Ctx, "mid-migration", testenv.NodeA); err != nil {
 		t.Fatal(err)
 	}
 	var r *preflight.Report
@@ -318,16 +311,16 @@ func TestPreflightOrphanEngineProcess(t *testing.T) {
 // node-a.
 func (e *env) attachV2(vol string) {
 	e.T.Helper()
-	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, DataEngine: longhorn.DataEngineV2, ReplicaNodes: []string{demo.NodeA, demo.NodeC}}); err != nil {
+	if err := e.Sim.CreateVolume(e.Ctx, vol, lhsim.VolumeOptions{Migratable: true, DataEngine: longhorn.DataEngineV2, ReplicaNodes: []string{testenv.NodeA, testenv.NodeC}}); err != nil {
 		e.T.Fatal(err)
 	}
 	e.WaitFor("detached", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 		return v.Status.State == longhorn.VolumeStateDetached
 	})
-	if err := e.Sim.Attach(e.Ctx, vol, demo.NodeA); err != nil {
+	if err := e.Sim.Attach(e.Ctx, vol, testenv.NodeA); err != nil {
 		e.T.Fatal(err)
 	}
 	e.WaitFor("attached", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-		return v.Status.State == longhorn.VolumeStateAttached && v.Status.CurrentNodeID == demo.NodeA
+		return v.Status.State == longhorn.VolumeStateAttached && v.Status.CurrentNodeID == testenv.NodeA
 	})
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -25,7 +25,7 @@ import (
 // The benchmark cluster: 10,000 volumes, 10,100 engines (one volume in a
 // hundred stuck with two), 30,000 replicas, 10,000 VolumeAttachments.
 const (
-	benchNS      = fixture.BenchNamespace
+	benchNS      = testenv.BenchNamespace
 	benchVolumes = 10000
 )
 
@@ -48,7 +48,7 @@ func benchTarget(b *testing.B) *rest.Config {
 			_, err := cluster.Create(ctx, u)
 			return err
 		}
-		if err := fixture.Seed(context.Background(), create, benchNS, fixture.SeedOptions{Volumes: benchVolumes}); err != nil {
+		if err := testenv.Seed(context.Background(), create, benchNS, testenv.SeedOptions{Volumes: benchVolumes}); err != nil {
 			b.Fatalf("seeding: %v", err)
 		}
 		b.Logf("seeded in-process in %s; peak-heap includes the API server", time.Since(start).Round(time.Millisecond))

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -17,7 +17,7 @@ import (
 // part of the input must never look complete: exit 2, one error line that
 // says what is missing, and never the "No engine problems found" verdict.
 
-const damagedDir = "yamls/namespaced/" + bundletest.Namespace + "/" + longhorn.Group + "/" + longhorn.APIVersionName + "/"
+const damagedDir = "yamls/namespaced/" + testenv.BundleNamespace + "/" + longhorn.Group + "/" + longhorn.APIVersionName + "/"
 
 // damagedFiles is the scenario bundle's files, for a test to damage.
 func damagedFiles(t *testing.T) (top string, files map[string][]byte) {
@@ -32,7 +32,7 @@ func damagedFiles(t *testing.T) (top string, files map[string][]byte) {
 
 func damagedZip(t *testing.T, files map[string][]byte) []byte {
 	t.Helper()
-	data, err := bundletest.Zip(files)
+	data, err := testenv.Zip(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestScanDamagedInput(t *testing.T) {
 		m[name] = content
 		return damagedZip(t, m)
 	}
-	otherNS := bytes.ReplaceAll(files[engines], []byte("namespace: "+bundletest.Namespace), []byte("namespace: other"))
+	otherNS := bytes.ReplaceAll(files[engines], []byte("namespace: "+testenv.BundleNamespace), []byte("namespace: other"))
 	wrongKind := bytes.ReplaceAll(files[engines], []byte("kind: Engine\n"), []byte("kind: Volume\n"))
 	dupEngines := append(bytes.TrimRight(cutAtLine(t, files[engines], "kind: List"), "\n"), '\n')
 	dupEngines = bytes.Replace(dupEngines, []byte("items:\n"), []byte("items:\n"+damagedFirstItem(t, files[engines], "resourceVersion: \"100\"", "resourceVersion: \"101\"")), 1)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
@@ -87,8 +87,8 @@ func TestDescribeSaysWhatAndHow(t *testing.T) {
 // Through the command: a healthy volume, a stuck one, an unknown one.
 func TestDescribeCommand(t *testing.T) {
 	ctx := reset(t)
-	objs := fixture.Nodes().Add(fixture.Healthy("v1.4.3", "fine")).Add(fixture.TwoActiveEngines("v1.4.3", "stuck"))
-	if err := fixture.Create(ctx, cluster, objs); err != nil {
+	objs := testenv.Nodes().Add(testenv.Healthy("v1.4.3", "fine")).Add(testenv.TwoActiveEngines("v1.4.3", "stuck"))
+	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
 	res := clitest.Run(ctx, cluster.KubeconfigPath(), "describe", "fine")

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 )
 
 // oneErrorLine asserts the exit code, an empty stdout and exactly one
@@ -28,7 +28,7 @@ func oneErrorLine(t *testing.T, res clitest.Result, code int, want string) {
 
 func TestScanUnknownVolumeExitsTwo(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1"))); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.Healthy("v1.4.3", "vol-1"))); err != nil {
 		t.Fatal(err)
 	}
 	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "vol-1", "nope")
@@ -37,7 +37,7 @@ func TestScanUnknownVolumeExitsTwo(t *testing.T) {
 
 func TestScanWrongNamespaceExitsTwo(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1"))); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.Healthy("v1.4.3", "vol-1"))); err != nil {
 		t.Fatal(err)
 	}
 	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-n", "default")

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 )
 
 // scan through a proxy that fails requests on purpose. Transient failures
@@ -22,7 +22,7 @@ func startFaultProxy(t *testing.T) (*faultproxy.Proxy, string) {
 
 func TestScanUnderFaults(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.TwoActiveEngines("v1.4.3", "vol-a"))); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.TwoActiveEngines("v1.4.3", "vol-a"))); err != nil {
 		t.Fatal(err)
 	}
 	p, kc := startFaultProxy(t)
@@ -88,9 +88,7 @@ func runScanVia(t *testing.T, kubeconfig string, args ...string) clitest.Result 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := clitest.Run(ctx, kubeconfig, args...)
-	t.Logf("%s\n%s", strings.Join(args, " "), r)
-	return r
+	return clitest.RunLogged(t, ctx, kubeconfig, args...)
 }
 
 func countFaults(p *faultproxy.Proxy) int {

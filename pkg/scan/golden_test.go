@@ -2,13 +2,11 @@ package scan_test
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -27,29 +25,16 @@ func normalise(s string) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	got = normalise(got)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./pkg/scan -run Golden -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file; got:\n%s\nwant:\n%s", name, got, want)
-	}
+	testenv.Golden(t, name, normalise(got), *update)
 }
 
 func TestGoldenOutputs(t *testing.T) {
 	ctx := reset(t)
-	objs := fixture.Nodes()
-	for _, s := range fixture.Scenarios {
+	objs := testenv.Nodes()
+	for _, s := range testenv.Scenarios {
 		objs.Add(s.Build("v1.4.3", s.Name))
 	}
-	if err := fixture.Create(ctx, cluster, objs); err != nil {
+	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ file, output string }{

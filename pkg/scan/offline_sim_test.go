@@ -14,10 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
@@ -31,24 +30,9 @@ import (
 // `kubectl get -o yaml` output. Offline scans must reach the live scan's
 // verdicts and add the log evidence.
 func TestScanBundleFromSimulator(t *testing.T) {
-	for _, tc := range []struct {
-		version string
-		action  detect.Action
-	}{
-		{"v1.4.3", detect.ActionDeactivate},
-		{"v1.5.1", detect.ActionDelete},
-	} {
+	for _, tc := range simGenerations {
 		t.Run(tc.version, func(t *testing.T) {
-			ctx := reset(t)
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			sim := startSim(ctx, t, tc.version)
-			env := &demo.Env{Sim: sim, Dynamic: cluster.Dynamic()}
-			for _, sc := range demo.Scenarios {
-				if err := demo.Build(ctx, env, sc, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ctx, sim := reachScenarios(t, tc.version)
 			ns := sim.Namespace()
 			const stuck = "two-active-engines"
 			bugLines := countLines(sim.Logs(stuck), "found the second active engine")
@@ -62,24 +46,17 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			}
 			want := verdicts(offReport(t, live))
 
-			objs, err := bundletest.ObjectsFrom(ctx, cluster.Dynamic(), ns)
+			objs, err := testenv.JSONObjectsFrom(ctx, cluster.Dynamic(), ns)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := &bundletest.Bundle{
+			b := &testenv.Bundle{
 				CreatedAt: time.Now().UTC().Truncate(time.Second),
 				Objects:   objs,
 				Logs:      managerLogs(ns, sim),
 			}
 			dir := t.TempDir()
-			zipPath, err := b.WriteZip(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			folder, err := b.WriteDir(filepath.Join(dir, "extracted"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			zipPath, folder := b.WriteZipAndDir(t, dir)
 			dump := filepath.Join(dir, "dump.yaml")
 			if err := os.WriteFile(dump, offYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": offAny(objs)}), 0o644); err != nil {
 				t.Fatal(err)
@@ -118,11 +95,11 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			f := offFinding(offReport(t, live), stuck)
 			repair(ctx, t, ns, tc.action, f.Stale[0])
 			if err := sim.WaitFor(ctx, stuck, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return len(es) == 1 && es[0].Name == f.Keep && es[0].Spec.Active && v.Status.CurrentNodeID == demo.NodeB && len(rs) > 0 && allActive(rs)
+				return len(es) == 1 && es[0].Name == f.Keep && es[0].Spec.Active && v.Status.CurrentNodeID == testenv.NodeB && len(rs) > 0 && allActive(rs)
 			}); err != nil {
 				t.Fatalf("no convergence after the repair: %v", err)
 			}
-			if objs, err = bundletest.ObjectsFrom(ctx, cluster.Dynamic(), ns); err != nil {
+			if objs, err = testenv.JSONObjectsFrom(ctx, cluster.Dynamic(), ns); err != nil {
 				t.Fatal(err)
 			}
 			b.Objects, b.Logs, b.CreatedAt = objs, managerLogs(ns, sim), time.Now().UTC().Truncate(time.Second)
@@ -140,22 +117,6 @@ func TestScanBundleFromSimulator(t *testing.T) {
 	}
 }
 
-func startSim(ctx context.Context, t *testing.T, version string) *lhsim.Sim {
-	t.Helper()
-	sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Stop)
-	if err := demo.AddNodes(ctx, sim); err != nil {
-		t.Fatal(err)
-	}
-	return sim
-}
-
 // managerLogs puts the simulator's log into the bundle as the manager's
 // container log: the kubelet's timestamp, then the logrus line. The
 // simulator plays every manager, so one pod holds every line, as the owner
@@ -164,7 +125,7 @@ func managerLogs(ns string, sim *lhsim.Sim) map[string]string {
 	var b strings.Builder
 	now := time.Now().UTC()
 	for _, l := range sim.Logs("") {
-		b.WriteString(bundletest.KubeletPrefix(now, l) + "\n")
+		b.WriteString(testenv.KubeletPrefix(now, l) + "\n")
 	}
 	return map[string]string{ns + "/longhorn-manager-sim01/longhorn-manager.log": b.String()}
 }

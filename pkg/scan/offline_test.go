@@ -11,8 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/bundletest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
 )
@@ -54,25 +54,18 @@ func offFinding(rep scan.Report, vol string) *detect.Finding {
 
 // scenarioBundle is the fixture bundle: pvc-stuck in the #6642 state on
 // 1.4.3, pvc-ok healthy, pvc-logonly healthy in objects but BUG in logs.
-func offScenarioBundle() *bundletest.Bundle {
-	return &bundletest.Bundle{
-		CreatedAt: bundletest.Created,
-		Objects:   bundletest.Scenario(bundletest.Namespace, "v1.4.3"),
-		Logs:      bundletest.ManagerLogs(bundletest.Namespace, 5),
+func offScenarioBundle() *testenv.Bundle {
+	return &testenv.Bundle{
+		CreatedAt: testenv.BundleCreated,
+		Objects:   testenv.BundleScenario(testenv.BundleNamespace, "v1.4.3"),
+		Logs:      testenv.ManagerLogs(testenv.BundleNamespace, 5),
 	}
 }
 
 func TestScanBundle(t *testing.T) {
 	b := offScenarioBundle()
 	dir := t.TempDir()
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folder, err := b.WriteDir(filepath.Join(dir, "x"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipPath, folder := b.WriteZipAndDir(t, dir)
 	for _, path := range []string{zipPath, folder} {
 		t.Run(filepath.Ext(path)+"table", func(t *testing.T) {
 			r := offRun(t, "scan", "--bundle", path)
@@ -107,8 +100,8 @@ func TestScanBundle(t *testing.T) {
 		if r.Code != 1 || !strings.Contains(lines[0], "LOGS") {
 			t.Fatalf("%s", r)
 		}
-		first := bundletest.T1.Add(-time.Minute).Format(time.RFC3339)
-		last := bundletest.T1.Add(time.Hour).Format(time.RFC3339)
+		first := testenv.BugLinesAt.Add(-time.Minute).Format(time.RFC3339)
+		last := testenv.BugLinesAt.Add(time.Hour).Format(time.RFC3339)
 		if !offRowHas(lines, "pvc-stuck", "3 ("+first+".."+last+")") {
 			t.Errorf("pvc-stuck row without its log column:\n%s", r.Stdout)
 		}
@@ -134,7 +127,7 @@ func TestScanBundle(t *testing.T) {
 			t.Fatalf("pvc-stuck without log evidence: %+v", stuck)
 		}
 		ev := stuck.Evidence.Logs
-		if ev.Count != 3 || !ev.FirstSeen.Equal(bundletest.T1.Add(-time.Minute)) || !ev.LastSeen.Equal(bundletest.T1.Add(time.Hour)) ||
+		if ev.Count != 3 || !ev.FirstSeen.Equal(testenv.BugLinesAt.Add(-time.Minute)) || !ev.LastSeen.Equal(testenv.BugLinesAt.Add(time.Hour)) ||
 			ev.Message != "BUG: found the second active engine pvc-stuck-e-bbbb2222 besides pvc-stuck-e-aaaa1111" || len(ev.Files) != 2 ||
 			!strings.HasSuffix(ev.Files[0], "longhorn-manager-bbbbb/longhorn-manager.log") {
 			t.Errorf("pvc-stuck log evidence %+v", ev)
@@ -179,8 +172,8 @@ func offRowHas(lines []string, parts ...string) bool {
 // A clean bundle exits 0; a bundle whose volume is in the #6642 state on a
 // fixed release is reported with no automatic fix.
 func TestScanBundleExitCodes(t *testing.T) {
-	b := &bundletest.Bundle{CreatedAt: bundletest.Created}
-	for _, o := range bundletest.Scenario(bundletest.Namespace, "v1.5.2") {
+	b := &testenv.Bundle{CreatedAt: testenv.BundleCreated}
+	for _, o := range testenv.BundleScenario(testenv.BundleNamespace, "v1.5.2") {
 		md := o["metadata"].(map[string]any)
 		if strings.HasPrefix(md["name"].(string), "pvc-stuck") || o["kind"] == "InstanceManager" {
 			continue // (the instance managers run pvc-stuck's engines)
@@ -201,9 +194,9 @@ func TestScanBundleExitCodes(t *testing.T) {
 
 	// On a fixed release a short burst of the BUG error on a volume that is
 	// healthy now is the expected moment after a confirm: info, exit 0.
-	ns := bundletest.Namespace
-	b.Logs = map[string]string{ns + "/longhorn-manager-q1/longhorn-manager.log": bundletest.BugLine(bundletest.Style152, bundletest.T1, ns, "pvc-ok", "pvc-ok-e-1", "pvc-ok-e-0", "node-a") + "\n" +
-		bundletest.BugLine(bundletest.Style152, bundletest.T1.Add(20*time.Second), ns, "pvc-ok", "pvc-ok-e-1", "pvc-ok-e-0", "node-a") + "\n"}
+	ns := testenv.BundleNamespace
+	b.Logs = map[string]string{ns + "/longhorn-manager-q1/longhorn-manager.log": testenv.BugLine(testenv.Style152, testenv.BugLinesAt, ns, "pvc-ok", "pvc-ok-e-1", "pvc-ok-e-0", "node-a") + "\n" +
+		testenv.BugLine(testenv.Style152, testenv.BugLinesAt.Add(20*time.Second), ns, "pvc-ok", "pvc-ok-e-1", "pvc-ok-e-0", "node-a") + "\n"}
 	if p, err = b.WriteZip(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +210,7 @@ func TestScanBundleExitCodes(t *testing.T) {
 
 // Every -f input shape gives the same report.
 func TestScanFiles(t *testing.T) {
-	objs := bundletest.Scenario(bundletest.Namespace, "v1.4.3")
+	objs := testenv.BundleScenario(testenv.BundleNamespace, "v1.4.3")
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
@@ -309,7 +302,7 @@ func TestScanOfflineMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := filepath.Join(dir, "good.yaml")
-	list := map[string]any{"kind": "List", "items": offAny(bundletest.Scenario(bundletest.Namespace, "v1.4.3"))}
+	list := map[string]any{"kind": "List", "items": offAny(testenv.BundleScenario(testenv.BundleNamespace, "v1.4.3"))}
 	if err := os.WriteFile(good, offYAML(t, list), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -322,12 +315,12 @@ func TestScanOfflineMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := bundletest.Zip(files)
+	data, err := testenv.Zip(files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	truncated := filepath.Join(dir, "truncated.zip")
-	if err := os.WriteFile(truncated, bundletest.Truncate(data, len(data)*3/4), 0o644); err != nil {
+	if err := os.WriteFile(truncated, testenv.TruncateZip(data, len(data)*3/4), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -378,8 +371,8 @@ func offAny(objs []map[string]any) []any {
 
 // Namespace rule: -n if given, else longhorn-system, else the only one.
 func TestScanBundleNamespace(t *testing.T) {
-	b := &bundletest.Bundle{CreatedAt: bundletest.Created}
-	b.Objects = append(bundletest.Scenario("lh-a", "v1.4.3"), bundletest.Scenario("lh-b", "v1.5.1")...)
+	b := &testenv.Bundle{CreatedAt: testenv.BundleCreated}
+	b.Objects = append(testenv.BundleScenario("lh-a", "v1.4.3"), testenv.BundleScenario("lh-b", "v1.5.1")...)
 	p, err := b.WriteZip(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

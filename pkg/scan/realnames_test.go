@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -23,19 +23,19 @@ func realState(t *testing.T, version string) *longhorn.State {
 	now := time.Date(2026, 12, 2, 23, 0, 0, 0, time.UTC)
 	type vol struct {
 		name  string
-		build func(string, string) *fixture.Objects
+		build func(string, string) *testenv.Objects
 		kube  *longhorn.KubernetesStatus
 	}
 	vols := []vol{
-		{"pvc-7b120d60-1577-4716-be5a-62348271025a", fixture.TwoActiveEngines, &longhorn.KubernetesStatus{
+		{"pvc-7b120d60-1577-4716-be5a-62348271025a", testenv.TwoActiveEngines, &longhorn.KubernetesStatus{
 			PVName: "pvc-7b120d60-1577-4716-be5a-62348271025a", Namespace: "default", PVCName: "vm-ubuntu-01-disk-0-3hx9k",
 			WorkloadsStatus: []longhorn.WorkloadStatus{{PodName: "virt-launcher-vm-ubuntu-01-tq8bn", PodStatus: "Running",
 				WorkloadName: "vm-ubuntu-01", WorkloadType: "VirtualMachineInstance"}}}},
-		{"pvc-0c9f1f3e-6a55-4f0d-9d7c-3e2b8f4a1d22", fixture.Issue4827, &longhorn.KubernetesStatus{
+		{"pvc-0c9f1f3e-6a55-4f0d-9d7c-3e2b8f4a1d22", testenv.Issue4827, &longhorn.KubernetesStatus{
 			PVName: "pvc-0c9f1f3e-6a55-4f0d-9d7c-3e2b8f4a1d22", Namespace: "databases", PVCName: "data-postgres-0",
 			WorkloadsStatus: []longhorn.WorkloadStatus{{PodName: "postgres-0", WorkloadName: "postgres", WorkloadType: "StatefulSet"}}}},
-		{"pvc-3d4e5f60-7182-4a3b-9c8d-0e1f2a3b4c5d", fixture.PendingCleanup, nil},
-		{"pvc-a1b2c3d4-e5f6-4789-8abc-def012345678", fixture.MidMigration, &longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm-win-2022-disk-0-x7k2p"}},
+		{"pvc-3d4e5f60-7182-4a3b-9c8d-0e1f2a3b4c5d", testenv.PendingCleanup, nil},
+		{"pvc-a1b2c3d4-e5f6-4789-8abc-def012345678", testenv.MidMigration, &longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm-win-2022-disk-0-x7k2p"}},
 	}
 	st := &longhorn.State{Namespace: "longhorn-system", Version: longhorn.MustParseVersion(version), Now: now, InstanceManagersRead: true}
 	for _, v := range vols {
@@ -69,7 +69,7 @@ func realState(t *testing.T, version string) *longhorn.State {
 		}
 	}
 	for _, n := range []string{"harvester-node-1", "harvester-node-2"} {
-		st.Nodes = append(st.Nodes, *fixture.NewNode(n, true, true))
+		st.Nodes = append(st.Nodes, *testenv.NewNode(n, true, true))
 	}
 	return st
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
@@ -56,11 +56,11 @@ func TestScanClassifiesEveryScenarioOnEveryGeneration(t *testing.T) {
 	for _, g := range generations {
 		t.Run(g.version, func(t *testing.T) {
 			ctx := reset(t)
-			objs := fixture.Nodes()
-			for _, s := range fixture.Scenarios {
+			objs := testenv.Nodes()
+			for _, s := range testenv.Scenarios {
 				objs.Add(s.Build(g.version, s.Name))
 			}
-			if err := fixture.Create(ctx, cluster, objs); err != nil {
+			if err := testenv.Create(ctx, cluster, objs); err != nil {
 				t.Fatal(err)
 			}
 			res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
@@ -75,7 +75,7 @@ func TestScanClassifiesEveryScenarioOnEveryGeneration(t *testing.T) {
 			for _, f := range r.Findings {
 				got[f.Volume] = f
 			}
-			for _, s := range fixture.Scenarios {
+			for _, s := range testenv.Scenarios {
 				w, ok := g.want[s.Name]
 				if !ok {
 					w = common[s.Name]
@@ -92,10 +92,10 @@ func TestScanClassifiesEveryScenarioOnEveryGeneration(t *testing.T) {
 				}
 			}
 			stuck := got["two-active-engines"]
-			if wantKeep := fixture.EngineName(g.version, "two-active-engines", 1); stuck.Keep != wantKeep {
+			if wantKeep := testenv.EngineName(g.version, "two-active-engines", 1); stuck.Keep != wantKeep {
 				t.Errorf("keep = %q, want the engine on node-b %q", stuck.Keep, wantKeep)
 			}
-			if wantStale := fixture.EngineName(g.version, "two-active-engines", 0); len(stuck.Stale) != 1 || stuck.Stale[0] != wantStale {
+			if wantStale := testenv.EngineName(g.version, "two-active-engines", 0); len(stuck.Stale) != 1 || stuck.Stale[0] != wantStale {
 				t.Errorf("stale = %v, want [%s]", stuck.Stale, wantStale)
 			}
 			refused := got["issue-4827"]
@@ -120,8 +120,8 @@ func decode(t *testing.T, out string) *scan.Report {
 
 func TestScanHealthyClusterExitsZero(t *testing.T) {
 	ctx := reset(t)
-	objs := fixture.Nodes().Add(fixture.Healthy("v1.4.3", "vol-1")).Add(fixture.Healthy("v1.4.3", "vol-2"))
-	if err := fixture.Create(ctx, cluster, objs); err != nil {
+	objs := testenv.Nodes().Add(testenv.Healthy("v1.4.3", "vol-1")).Add(testenv.Healthy("v1.4.3", "vol-2"))
+	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
 	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan")

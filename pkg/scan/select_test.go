@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/fixture"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 )
 
 func TestScanSelectsByNameAndLabel(t *testing.T) {
 	ctx := reset(t)
-	stuck := fixture.TwoActiveEngines("v1.4.3", "stuck")
+	stuck := testenv.TwoActiveEngines("v1.4.3", "stuck")
 	stuck.Volumes[0].Labels = map[string]string{"team": "vm"}
-	objs := fixture.Nodes().Add(stuck).Add(fixture.Healthy("v1.4.3", "fine"))
-	if err := fixture.Create(ctx, cluster, objs); err != nil {
+	objs := testenv.Nodes().Add(stuck).Add(testenv.Healthy("v1.4.3", "fine"))
+	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
 	if res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "fine"); res.Code != 0 {
@@ -30,13 +30,13 @@ func TestScanSelectsByNameAndLabel(t *testing.T) {
 
 func TestScanV2VolumeOn112IsReportedNotRepaired(t *testing.T) {
 	ctx := reset(t)
-	o := fixture.TwoActiveEngines("v1.12.1", "v2vol")
+	o := testenv.TwoActiveEngines("v1.12.1", "v2vol")
 	o.Volumes[0].Spec.DataEngine = "v2"
-	o.Volumes[0].Status.CurrentEngineNodeID = fixture.NodeB
+	o.Volumes[0].Status.CurrentEngineNodeID = testenv.NodeB
 	for _, e := range o.Engines {
 		e.Spec.DataEngine = "v2"
 	}
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(o)); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(o)); err != nil {
 		t.Fatal(err)
 	}
 	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
@@ -55,16 +55,16 @@ func TestScanV2VolumeOn112IsReportedNotRepaired(t *testing.T) {
 
 func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
 	ctx := reset(t)
-	diverged := fixture.TwoActiveEngines("v1.4.3", "diverged")
-	diverged.Volumes[0].Status.CurrentNodeID = fixture.NodeA // status write lost
-	norun := fixture.TwoActiveEngines("v1.4.3", "norun")
+	diverged := testenv.TwoActiveEngines("v1.4.3", "diverged")
+	diverged.Volumes[0].Status.CurrentNodeID = testenv.NodeA // status write lost
+	norun := testenv.TwoActiveEngines("v1.4.3", "norun")
 	norun.Engines[1].Status.CurrentState = "error"
 	norun.Engines[1].Status.Endpoint = ""
-	faulted := fixture.TwoActiveEngines("v1.4.3", "faulted")
+	faulted := testenv.TwoActiveEngines("v1.4.3", "faulted")
 	faulted.Volumes[0].Status.Robustness = "faulted" // frozen; what counts is the survivor's modes
 	faulted.Engines[1].Status.ReplicaModeMap = map[string]string{"faulted-r-elsewhere": "RW"}
-	objs := fixture.Nodes().Add(diverged).Add(norun).Add(faulted)
-	if err := fixture.Create(ctx, cluster, objs); err != nil {
+	objs := testenv.Nodes().Add(diverged).Add(norun).Add(faulted)
+	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
 	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
@@ -86,7 +86,7 @@ func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
 
 func TestScanColour(t *testing.T) {
 	ctx := reset(t)
-	if err := fixture.Create(ctx, cluster, fixture.Nodes().Add(fixture.TwoActiveEngines("v1.4.3", "vol-1"))); err != nil {
+	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.TwoActiveEngines("v1.4.3", "vol-1"))); err != nil {
 		t.Fatal(err)
 	}
 	kc := cluster.KubeconfigPath()
@@ -108,8 +108,8 @@ func TestScanColour(t *testing.T) {
 
 func TestScanCompletion(t *testing.T) {
 	ctx := reset(t)
-	objs := fixture.Nodes().Add(fixture.Healthy("v1.4.3", "pvc-one")).Add(fixture.Healthy("v1.4.3", "pvc-two")).Add(fixture.Healthy("v1.4.3", "other"))
-	if err := fixture.Create(ctx, cluster, objs); err != nil {
+	objs := testenv.Nodes().Add(testenv.Healthy("v1.4.3", "pvc-one")).Add(testenv.Healthy("v1.4.3", "pvc-two")).Add(testenv.Healthy("v1.4.3", "other"))
+	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
 	kc := cluster.KubeconfigPath()

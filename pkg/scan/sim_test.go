@@ -6,44 +6,42 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/clitest"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/demo"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 )
+
+// simGenerations are the affected releases the simulator tests run, with the
+// action scan proposes for the stuck volume on each.
+var simGenerations = []struct {
+	version string
+	action  detect.Action
+}{
+	{"v1.4.3", detect.ActionDeactivate},
+	{"v1.5.1", detect.ActionDelete},
+}
+
+// reachScenarios empties Longhorn's namespace and reaches every scenario in
+// it through a simulator of version, which runs until the test ends.
+func reachScenarios(t *testing.T, version string) (context.Context, *lhsim.Sim) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(reset(t), 2*time.Minute)
+	t.Cleanup(cancel)
+	sim := testenv.StartScenarioSim(ctx, t, cluster.RESTConfig(), "", version)
+	if err := testenv.ReachAll(ctx, &testenv.SimCluster{Sim: sim, Dynamic: cluster.Dynamic()}, testenv.Scenarios); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, sim
+}
 
 // TestScanFindsTheSimulatedBug reaches every scenario through the simulated
 // Longhorn controllers (the bug comes from an injected delete failure during
 // confirm, not from hand-written objects) and checks scan's verdicts.
 func TestScanFindsTheSimulatedBug(t *testing.T) {
-	for _, tc := range []struct {
-		version string
-		action  detect.Action
-	}{
-		{"v1.4.3", detect.ActionDeactivate},
-		{"v1.5.1", detect.ActionDelete},
-	} {
+	for _, tc := range simGenerations {
 		t.Run(tc.version, func(t *testing.T) {
-			ctx := reset(t)
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			sim, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Version: tc.version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sim.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer sim.Stop()
-			env := &demo.Env{Sim: sim, Dynamic: cluster.Dynamic()}
-			if err := demo.AddNodes(ctx, sim); err != nil {
-				t.Fatal(err)
-			}
-			for _, sc := range demo.Scenarios {
-				if err := demo.Build(ctx, env, sc, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ctx, sim := reachScenarios(t, tc.version)
 			if errs := sim.SyncErrors("two-active-engines"); len(errs) == 0 || !strings.Contains(errs[len(errs)-1], "BUG: found the second active engine") {
 				t.Fatalf("the simulator should report the BUG error, got %q", errs)
 			}
@@ -76,11 +74,11 @@ func TestScanFindsTheSimulatedBug(t *testing.T) {
 				}
 			}
 			stuck := got["two-active-engines"]
-			if stuck.Evidence.CurrentNodeID != demo.NodeB || len(stuck.Stale) != 1 {
+			if stuck.Evidence.CurrentNodeID != testenv.NodeB || len(stuck.Stale) != 1 {
 				t.Fatalf("evidence: %+v", stuck.Evidence)
 			}
 			for _, e := range stuck.Evidence.Engines {
-				if (e.Name == stuck.Keep) != (e.NodeID == demo.NodeB) {
+				if (e.Name == stuck.Keep) != (e.NodeID == testenv.NodeB) {
 					t.Errorf("keep must be the engine on node-b: keep=%s, engine %s on %s", stuck.Keep, e.Name, e.NodeID)
 				}
 			}

@@ -1,12 +1,13 @@
-// Package bundletest writes Longhorn support bundles for tests, laid out and
-// encoded the way support-bundle-kit does for Longhorn 1.4 and later (domain
-// doc §9): a top folder supportbundle_<uid>_<time>, metadata.yaml with
-// lower-cased keys, one YAML List per namespace and resource under
+package testenv
+
+// Support bundles for tests, laid out and encoded the way support-bundle-kit
+// does for Longhorn 1.4 and later (domain doc §9): a top folder
+// supportbundle_<uid>_<time>, metadata.yaml with lower-cased keys, one YAML
+// List per namespace and resource under
 // yamls/namespaced/<ns>/<group>/<version>/<plural>.yaml with the "null"
 // rewriting of empty values, and container logs under
-// logs/<ns>/<pod>/<container>.log with kubelet timestamps. It writes the
-// bundle as a folder or as a zip, and can damage a zip on purpose.
-package bundletest
+// logs/<ns>/<pod>/<container>.log with kubelet timestamps. A bundle is written
+// as a folder or as a zip, and a zip can be damaged on purpose.
 
 import (
 	"archive/zip"
@@ -20,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -200,6 +202,22 @@ func (b *Bundle) WriteZip(dir string) (string, error) {
 	return p, os.WriteFile(p, data, 0o644)
 }
 
+// WriteZipAndDir writes the bundle both ways under dir, or fails the test:
+// as <dir>/<name>.zip and extracted under <dir>/extracted, the two forms a
+// reader must read the same. It returns the zip's and the top folder's path.
+func (b *Bundle) WriteZipAndDir(t testing.TB, dir string) (zipPath, folder string) {
+	t.Helper()
+	zipPath, err := b.WriteZip(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err = b.WriteDir(filepath.Join(dir, "extracted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zipPath, folder
+}
+
 // Zip builds a zip of files in name order, deflated.
 func Zip(files map[string][]byte) ([]byte, error) { return ZipSorted(files, nil) }
 
@@ -231,10 +249,10 @@ func ZipSorted(files map[string][]byte, less func(a, b string) bool) ([]byte, er
 	return buf.Bytes(), nil
 }
 
-// ObjectsFrom lists every Longhorn resource of ns through the dynamic
+// JSONObjectsFrom lists every Longhorn resource of ns through the dynamic
 // client, as the kit's LISTs do, and returns the items with apiVersion and
 // kind set.
-func ObjectsFrom(ctx context.Context, dyn dynamic.Interface, ns string) ([]map[string]any, error) {
+func JSONObjectsFrom(ctx context.Context, dyn dynamic.Interface, ns string) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, r := range longhorn.AllResources {
 		l, err := dyn.Resource(r.GVR()).Namespace(ns).List(ctx, metav1.ListOptions{})
@@ -254,7 +272,7 @@ func ObjectsFrom(ctx context.Context, dyn dynamic.Interface, ns string) ([]map[s
 const (
 	Style143 = "v1.4.3" // warning, "Error syncing Longhorn volume <ns>/<vol>"
 	Style151 = "v1.5.1" // error, "Failed to sync Longhorn volume <ns>/<vol>"
-	Style152 = "v1.5.2" // error, "Failed to sync Longhorn volume", Volume=<ns>/<vol>
+	Style152 = "v1.5.2" // error, "Failed to sync Longhorn volume", JSONVolume=<ns>/<vol>
 )
 
 // BugLine is one longhorn-manager line for the #6642 sync failure of vol,
@@ -274,7 +292,7 @@ func ManagerLine(style string, t time.Time, ns, vol, node, err string) string {
 	case Style151:
 		return fmt.Sprintf(`time="%s" level=error msg="Failed to sync Longhorn volume %s/%s" controller=longhorn-volume error="%s" node=%s`, ts, ns, vol, err, node)
 	}
-	return fmt.Sprintf(`time="%s" level=error msg="Failed to sync Longhorn volume" Volume=%s/%s controller=longhorn-volume error="%s" file="utils.go:19" func=controller.handleReconcileErrorLogging node=%s`, ts, ns, vol, err, node)
+	return fmt.Sprintf(`time="%s" level=error msg="Failed to sync Longhorn volume" JSONVolume=%s/%s controller=longhorn-volume error="%s" file="utils.go:19" func=controller.handleReconcileErrorLogging node=%s`, ts, ns, vol, err, node)
 }
 
 // KubeletPrefix puts the kubelet's timestamp before a container log line.
@@ -287,18 +305,18 @@ func InfoLine(t time.Time, i int) string {
 	return KubeletPrefix(t, fmt.Sprintf(`time="%s" level=info msg="Starting sync for volume pvc-%06d" controller=longhorn-volume node=node-a`, t.UTC().Format(time.RFC3339), i))
 }
 
-// Truncate returns the first n bytes of a zip, as an interrupted download
+// TruncateZip returns the first n bytes of a zip, as an interrupted download
 // leaves it.
-func Truncate(zipData []byte, n int) []byte {
+func TruncateZip(zipData []byte, n int) []byte {
 	if n > len(zipData) {
 		n = len(zipData)
 	}
 	return append([]byte(nil), zipData[:n]...)
 }
 
-// Offset returns where a file's local header starts in a zip built by Zip,
+// ZipOffset returns where a file's local header starts in a zip built by Zip,
 // so a test can cut inside or after it.
-func Offset(zipData []byte, name string) (int64, error) {
+func ZipOffset(zipData []byte, name string) (int64, error) {
 	zr, err := zip.NewReader(bytes.NewReader(zipData), int64(len(zipData)))
 	if err != nil {
 		return 0, err

@@ -1,13 +1,16 @@
-// Package simtest gives a test its own simulated Longhorn: a simulator of
-// one release in a namespace of its own on the shared test API server, with
-// nodes node-a and node-b, and waits that fail the test with the last state
-// seen. Every package that drives the simulator uses it.
-package simtest
+package testenv
+
+// Env gives a test its own simulated Longhorn: a simulator of one release in
+// a namespace of its own on the shared test API server, with nodes node-a
+// and node-b, and waits that fail the test with the last state seen. Every
+// package that drives the simulator uses it.
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,11 +20,11 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// Nodes every Env has.
-const (
-	NodeA = "node-a"
-	NodeB = "node-b"
-)
+var nsSeq atomic.Int64
+
+// Namespace returns a namespace name no other test of this process uses,
+// prefix-N, for tests that run side by side on one API server.
+func Namespace(prefix string) string { return fmt.Sprintf("%s-%d", prefix, nsSeq.Add(1)) }
 
 // Env is one test's simulator.
 type Env struct {
@@ -33,10 +36,10 @@ type Env struct {
 	Wait time.Duration
 }
 
-// Start runs a simulator of version in namespace ns for at most life, stops
+// StartSim runs a simulator of version in namespace ns for at most life, stops
 // it when the test ends, and prints its log if the test failed (or streams
 // it when LHSIM_LOGS=1).
-func Start(t *testing.T, cfg *rest.Config, ns, version string, life, wait time.Duration) *Env {
+func StartSim(t *testing.T, cfg *rest.Config, ns, version string, life, wait time.Duration) *Env {
 	t.Helper()
 	var logf func(string, ...any)
 	if os.Getenv("LHSIM_LOGS") == "1" {

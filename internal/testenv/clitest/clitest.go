@@ -1,6 +1,9 @@
 // Package clitest runs the plugin's real command tree in-process, the way
 // main does, and captures what a user would see: stdout, stderr and the exit
 // code. Tests drive every command through it against the test cluster.
+//
+// It is the one part of internal/testenv in a package of its own: it imports
+// pkg/cmd and so every command package, whose in-package tests use testenv.
 package clitest
 
 import (
@@ -9,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -30,6 +34,15 @@ func (r Result) String() string {
 // empty (not a terminal). It prints errors exactly as main does.
 func Run(ctx context.Context, kubeconfig string, args ...string) Result {
 	return RunWithInput(ctx, kubeconfig, strings.NewReader(""), args...)
+}
+
+// RunLogged is Run that also logs the command line and the result to the
+// test, so a failure shows what the user would have seen.
+func RunLogged(t testing.TB, ctx context.Context, kubeconfig string, args ...string) Result {
+	t.Helper()
+	res := Run(ctx, kubeconfig, args...)
+	t.Logf("kubectl longhorn-engines %s\n%s", strings.Join(args, " "), res)
+	return res
 }
 
 // RunWithInput is Run with a given stdin.

@@ -1,77 +1,23 @@
-// Package demo drives the Longhorn simulator into the named states a person
-// (or a test) wants to see: each scenario is reached the way it happens on a
-// real cluster — attach, migrate, confirm with an injected fault — rather
-// than by writing the end state directly.
-package demo
+package testenv
+
+// Reach drives the Longhorn simulator into a scenario's state the way it
+// happens on a real cluster — attach, migrate, confirm with an injected fault
+// — rather than by writing the end state directly. `make demo` and the
+// simulator tests reach their volumes this way.
 
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
+	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
-
-// Nodes every scenario uses: volumes start on NodeA and migrate to NodeB.
-const (
-	NodeA = "node-a"
-	NodeB = "node-b"
-	NodeC = "node-c"
-)
-
-// Scenario is one named volume state.
-type Scenario struct {
-	Name        string
-	Description string
-	run         func(ctx context.Context, e *Env, vol string) error
-}
-
-// Scenarios lists every scenario in the order the demo builds them.
-var Scenarios = []Scenario{
-	{"healthy", "rwo volume attached to node-a", healthy},
-	{"idle-migratable", "migratable rwx volume attached to node-a, no migration", idleMigratable},
-	{"mid-migration", "live migration node-a → node-b started, migration engine ready, not confirmed", midMigration},
-	{"two-active-engines", "the #6642 bug: confirm whose old-engine delete failed (injected) left two active engines", twoActive},
-	{"pending-cleanup", "confirmed migration whose old engine waits for its finalizer (injected: never removed)", pendingCleanup},
-	{"issue-4827", "two active engines with spec.nodeID emptied afterwards (longhorn#4827): no safe repair", issue4827},
-}
-
-// Names lists the scenario names.
-func Names() []string {
-	out := make([]string, len(Scenarios))
-	for i, s := range Scenarios {
-		out[i] = s.Name
-	}
-	return out
-}
-
-// Select returns the named scenarios ("all" or empty for every one).
-func Select(names []string) ([]Scenario, error) {
-	if len(names) == 0 || (len(names) == 1 && names[0] == "all") {
-		return Scenarios, nil
-	}
-	var out []Scenario
-	for _, n := range names {
-		found := false
-		for _, s := range Scenarios {
-			if s.Name == n {
-				out = append(out, s)
-				found = true
-			}
-		}
-		if !found {
-			known := Names()
-			sort.Strings(known)
-			return nil, fmt.Errorf("unknown scenario %q (have %s)", n, strings.Join(known, ", "))
-		}
-	}
-	return out, nil
-}
 
 // AddNodes creates the three demo nodes.
 func AddNodes(ctx context.Context, s *lhsim.Sim) error {
@@ -83,19 +29,20 @@ func AddNodes(ctx context.Context, s *lhsim.Sim) error {
 	return nil
 }
 
-// Env is what scenarios act through: the simulator (Longhorn and its CSI
-// driver) and a client for the edits a person would make by hand.
-type Env struct {
+// SimCluster is what scenarios are reached through: the simulator (Longhorn
+// and its CSI driver) and a client for the edits a person would make by hand.
+type SimCluster struct {
 	Sim     *lhsim.Sim
 	Dynamic dynamic.Interface
 }
 
-// Build runs a scenario: the volume is named after it unless vol is given.
-func Build(ctx context.Context, e *Env, sc Scenario, vol string) error {
+// Reach drives the simulator into a scenario's state: the volume is named
+// after it unless vol is given.
+func Reach(ctx context.Context, c *SimCluster, sc Scenario, vol string) error {
 	if vol == "" {
 		vol = sc.Name
 	}
-	if err := sc.run(ctx, e, vol); err != nil {
+	if err := sc.reach(ctx, c, vol); err != nil {
 		return fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return nil
@@ -129,7 +76,7 @@ func countActive(es []longhorn.Engine) int {
 	return n
 }
 
-func create(ctx context.Context, s *lhsim.Sim, vol string, migratable bool) error {
+func createAttached(ctx context.Context, s *lhsim.Sim, vol string, migratable bool) error {
 	if err := s.CreateVolume(ctx, vol, lhsim.VolumeOptions{Migratable: migratable, ReplicaNodes: []string{NodeA, NodeC}}); err != nil {
 		return err
 	}
@@ -146,15 +93,17 @@ func create(ctx context.Context, s *lhsim.Sim, vol string, migratable bool) erro
 	return s.WaitFor(ctx, vol, attached(NodeA))
 }
 
-func healthy(ctx context.Context, e *Env, vol string) error { return create(ctx, e.Sim, vol, false) }
-
-func idleMigratable(ctx context.Context, e *Env, vol string) error {
-	return create(ctx, e.Sim, vol, true)
+func reachHealthy(ctx context.Context, e *SimCluster, vol string) error {
+	return createAttached(ctx, e.Sim, vol, false)
 }
 
-func midMigration(ctx context.Context, e *Env, vol string) error {
+func reachIdleMigratable(ctx context.Context, e *SimCluster, vol string) error {
+	return createAttached(ctx, e.Sim, vol, true)
+}
+
+func reachMidMigration(ctx context.Context, e *SimCluster, vol string) error {
 	s := e.Sim
-	if err := create(ctx, s, vol, true); err != nil {
+	if err := createAttached(ctx, s, vol, true); err != nil {
 		return err
 	}
 	if err := s.Attach(ctx, vol, NodeB); err != nil {
@@ -163,11 +112,11 @@ func midMigration(ctx context.Context, e *Env, vol string) error {
 	return s.WaitFor(ctx, vol, migrationReady(NodeB))
 }
 
-// twoActive is the seed's sequence: attach on A, migrate to B, wait for the
+// reachTwoActive is the seed's sequence: attach on A, migrate to B, wait for the
 // migration engine, confirm while the old engine's deletion fails once.
-func twoActive(ctx context.Context, e *Env, vol string) error {
+func reachTwoActive(ctx context.Context, e *SimCluster, vol string) error {
 	s := e.Sim
-	if err := midMigration(ctx, e, vol); err != nil {
+	if err := reachMidMigration(ctx, e, vol); err != nil {
 		return err
 	}
 	s.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
@@ -183,9 +132,9 @@ func twoActive(ctx context.Context, e *Env, vol string) error {
 	return s.WaitFor(ctx, vol, attached(NodeB))
 }
 
-func pendingCleanup(ctx context.Context, e *Env, vol string) error {
+func reachPendingCleanup(ctx context.Context, e *SimCluster, vol string) error {
 	s := e.Sim
-	if err := midMigration(ctx, e, vol); err != nil {
+	if err := reachMidMigration(ctx, e, vol); err != nil {
 		return err
 	}
 	s.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: lhsim.RoleOld})
@@ -202,17 +151,45 @@ func pendingCleanup(ctx context.Context, e *Env, vol string) error {
 	})
 }
 
-// issue4827 empties spec.nodeID of a stuck volume, as happened in
+// reachIssue4827 empties spec.nodeID of a stuck volume, as happened in
 // longhorn#4827: every sync fails, so Longhorn never acts on it.
-func issue4827(ctx context.Context, e *Env, vol string) error {
+func reachIssue4827(ctx context.Context, e *SimCluster, vol string) error {
 	s := e.Sim
 	if !s.Version().Affected() {
 		return fmt.Errorf("needs a release with the #6642 bug, not %s", s.Version())
 	}
-	if err := twoActive(ctx, e, vol); err != nil {
+	if err := reachTwoActive(ctx, e, vol); err != nil {
 		return err
 	}
 	patch := []byte(`{"spec":{"nodeID":""}}`)
-	_, err := e.Dynamic.Resource(longhorn.Volumes.GVR()).Namespace(s.Namespace()).Patch(ctx, vol, types.MergePatchType, patch, metaPatch())
+	_, err := e.Dynamic.Resource(longhorn.Volumes.GVR()).Namespace(s.Namespace()).Patch(ctx, vol, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "longhorn-sim-demo"})
 	return err
+}
+
+// StartScenarioSim runs a simulator of version in namespace ns (empty:
+// Longhorn's default) with the scenario nodes, until the test ends.
+func StartScenarioSim(ctx context.Context, t testing.TB, cfg *rest.Config, ns, version string) *lhsim.Sim {
+	t.Helper()
+	sim, err := lhsim.New(cfg, lhsim.Options{Namespace: ns, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Stop)
+	if err := AddNodes(ctx, sim); err != nil {
+		t.Fatal(err)
+	}
+	return sim
+}
+
+// ReachAll reaches each of scs, every volume named after its scenario.
+func ReachAll(ctx context.Context, c *SimCluster, scs []Scenario) error {
+	for _, sc := range scs {
+		if err := Reach(ctx, c, sc, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
