@@ -24,7 +24,7 @@ const (
 	imgNew = "longhornio/longhorn-engine:v1.5.1"
 )
 
-// Precondition names as classify.go reports them (§8.4, in order).
+// Precondition names as classify.go reports them, in order.
 const (
 	chkVersion    = CheckVersionKnown
 	chkNoMigReq   = CheckNoMigrationRequested
@@ -47,7 +47,7 @@ var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func ago(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(-d)) }
 
-// versionCase is one column of the §8.6 decision table.
+// versionCase is one release class of the decision table.
 type versionCase struct {
 	name    string // class label for test names
 	version string // "" = unknown

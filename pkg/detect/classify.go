@@ -26,6 +26,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 
 	f := Finding{Volume: v.Name, Stale: []string{}, Action: ActionNone}
 	f.Evidence = evidence(st, v, engines, replicas, idx.vas[v.Name])
+	f.Objects = objectsOf(v, engines, replicas)
 
 	switch {
 	case len(active) >= 2:
@@ -290,14 +291,12 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	if len(f.ReplicaChanges) > 0 {
 		flags = fmt.Sprintf("first set the replica flags right (%s active, the others inactive: inert while two engines are active)", f.Keep)
 	}
-	cm := v.Status.CurrentMigrationNodeID
-	switch {
-	case cls == longhorn.ClassL15a && cm != "" && cm == v.Status.CurrentNodeID:
-		f.Action = ActionDelete
+	f.Action = engineAction(st.Version, v)
+	switch f.Action {
+	case ActionDelete:
 		f.Reason = bug + fmt.Sprintf("; keep %s on current node %s, %s, then delete %s (the documented workaround): status.currentMigrationNodeID is still set, so Longhorn re-enters the confirm",
 			f.Keep, serving, flags, strings.Join(stale, ", "))
 	default:
-		f.Action = ActionDeactivate
 		f.Reason = bug + fmt.Sprintf("; keep %s on current node %s, %s, then set spec.active=false on %s: Longhorn %s then finishes the confirm itself and removes only inactive replicas",
 			f.Keep, serving, flags, strings.Join(stale, ", "), st.Version.String())
 		if cls.Fixed() {
@@ -306,41 +305,8 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	}
 }
 
-// ReleaseRepair is the engine action fix takes on release v for a v1 volume
-// stuck with two active engines when every check passes (after setting the
-// replica flags). On 1.5.0/1.5.1 it is delete for the stuck confirm's own
-// state (status.currentMigrationNodeID still the current node), deactivate
-// otherwise.
-func ReleaseRepair(v longhorn.Version) Action {
-	if !v.Known() || notRepairedOn(v, &longhorn.Volume{}) != "" {
-		return ActionNone
-	}
-	if v.Class() == longhorn.ClassL15a {
-		return ActionDelete
-	}
-	return ActionDeactivate
-}
-
-// notRepairedOn says why fix does not act on this release ("" when it does).
-// Fixed releases still refuse two active engines, so a volume stuck before
-// an upgrade stays stuck; the repair is the same there, up to the newest
-// release whose controller was run after it.
-func notRepairedOn(ver longhorn.Version, v *longhorn.Volume) string {
-	switch cls := ver.Class(); {
-	case cls == longhorn.ClassL13, cls == longhorn.ClassL14a, cls == longhorn.ClassL15a, cls == longhorn.ClassUnknown:
-		// an unknown version fails the first precondition instead
-		return ""
-	case !cls.Fixed():
-		return "Longhorn version " + ver.String() + " is not one this tool repairs: no automatic fix"
-	case v.DataEngineName() != longhorn.DataEngineV1:
-		return "this is a " + v.DataEngineName() + " volume on Longhorn " + ver.String() + ", whose confirm repoints replicas instead of switching their flags: no automatic fix, report it to Longhorn with this evidence"
-	case ver.AtLeast(1, 11, 0):
-		return "the repair has not been proven on Longhorn " + ver.String() + " (newest release proven: 1.10): no automatic fix, report it with this evidence (see docs/troubleshooting-two-active-engines.md)"
-	}
-	return ""
-}
-
-// preconditions evaluates §8.4 in order. Every check is reported, passed or
+// preconditions evaluates the repair's preconditions (docs/scan-report.md)
+// in order. Every check is reported, passed or
 // not, so the evidence shows why an action is or is not safe. Each is a name
 // that reads as the requirement, the observed value, and (when it fails) a
 // sentence that reads as the failure; a new precondition needs only those.
@@ -469,7 +435,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	return cs
 }
 
-// servingNode is the node whose engine must be kept (§8.4 step 5):
+// servingNode is the node whose engine must be kept:
 // status.currentNodeID, or status.currentEngineNodeID for a v2 volume on
 // 1.12+ only. Before 1.12 that field does not exist; if it shows up anyway
 // (inconsistent input), trusting it could keep an engine that is not on

@@ -9,7 +9,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// §8.6 row 1: at most one active engine, no pending cleanup.
+// Healthy: at most one active engine, no pending cleanup.
 func TestHealthy(t *testing.T) {
 	for _, vc := range allVersions {
 		t.Run(vc.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestNoActiveEngineWhileAttached(t *testing.T) {
 	}
 }
 
-// §8.6 row 2: a live migration that has not been confirmed.
+// MigrationInFlight: a live migration that has not been confirmed.
 func TestMigrationInFlight(t *testing.T) {
 	for _, vc := range allVersions {
 		t.Run(vc.name, func(t *testing.T) {
@@ -119,7 +119,7 @@ func TestV2SwitchoverInFlight(t *testing.T) {
 	}
 }
 
-// §8.6 row 3 (1.5+): spec.migrationNodeID cleared, currentMigrationNodeID still
+// MigrationFinishing (1.5+): spec.migrationNodeID cleared, currentMigrationNodeID still
 // set, one active engine: confirm or rollback finishing.
 func TestMigrationFinishing(t *testing.T) {
 	for _, vc := range []versionCase{vcL15a, vcL15f, vcL16, vcV2} {
@@ -190,7 +190,7 @@ func pendingScenario(vc versionCase, age time.Duration) *scenario {
 	return s
 }
 
-// §8.6 row 4: pending cleanup.
+// PendingCleanup: an active engine waits for its finalizer.
 func TestPendingCleanup(t *testing.T) {
 	for _, vc := range allVersions {
 		t.Run(vc.name, func(t *testing.T) {
@@ -302,7 +302,7 @@ func TestPendingCleanupOldest(t *testing.T) {
 	}
 }
 
-// §8.6 rows 5 and 6: the #6642 stuck state on every version column.
+// MultipleActiveEngines: the #6642 stuck state on every release class.
 func TestTwoActiveEngines(t *testing.T) {
 	tests := []struct {
 		vc         versionCase
@@ -449,7 +449,8 @@ func TestThreeActiveEngines(t *testing.T) {
 	}
 }
 
-// §8.6 row 6: each refused precondition, on each affected version.
+// MultipleActiveEngines refused: each failed precondition, on each affected
+// version.
 func TestTwoActiveEnginesRefused(t *testing.T) {
 	type refusal struct {
 		name       string

@@ -1,6 +1,7 @@
 // Package detect classifies Longhorn volumes from a snapshot of their custom
-// resources (longhorn.State) following the decision table of the domain
-// reference (§8.6). It is pure: no client, no clock, no I/O, so the same code
+// resources (longhorn.State): the finding types and preconditions of
+// docs/scan-report.md, and what fix does about each on each release
+// (docs/troubleshooting-two-active-engines.md). It is pure: no client, no clock, no I/O, so the same code
 // judges a live cluster, a support bundle and YAML files.
 package detect
 

@@ -100,6 +100,10 @@ type Finding struct {
 	// Age is how long the state has lasted when that is known (pending cleanup).
 	Age      *Duration `json:"age,omitempty"`
 	Evidence Evidence  `json:"evidence"`
+	// Objects pins the volume's objects as classified (uid,
+	// resourceVersion), for fix to write to and compare with a later read.
+	// Not in the report.
+	Objects Objects `json:"-"`
 }
 
 // Refused reports a repairable type whose preconditions failed.
@@ -108,6 +112,22 @@ func (f *Finding) Refused() bool {
 		if !c.OK {
 			return true
 		}
+	}
+	return false
+}
+
+// ReplicasAtRisk reports a state in which Longhorn may delete the replicas
+// that back the engine serving I/O, or has left active replicas for a
+// deleted engine: inverted replica flags, dangling replicas, and a stale
+// engine being deleted while the flags are inverted (on 1.5.0/1.5.1 with
+// status.currentMigrationNodeID set that is expected, and not critical).
+// After a repair it stops every further write.
+func (f *Finding) ReplicasAtRisk() bool {
+	switch f.Type {
+	case TypeInvertedReplicaFlags, TypeDanglingReplicas:
+		return true
+	case TypePendingCleanup:
+		return f.Severity == SeverityCritical
 	}
 	return false
 }
@@ -128,7 +148,8 @@ type Check struct {
 	NotChecked bool `json:"notChecked,omitempty"`
 }
 
-// The names of the §8.4 preconditions, in the order they are checked.
+// The names of the repair's preconditions, in the order they are checked
+// (docs/scan-report.md, "Preconditions").
 const (
 	CheckVersionKnown         = "Longhorn version is known"
 	CheckNoMigrationRequested = "no migration is requested"

@@ -19,7 +19,8 @@ import (
 // Severity: a warning, except on releases with the #6642 fix when the
 // errors lasted no longer than opts.PendingThreshold: there, the BUG error
 // shows up briefly after every confirm, while the old engine is deleted but
-// still active (domain doc §7), so it is info.
+// still active (docs/troubleshooting-two-active-engines.md, "Log lines"),
+// so it is info.
 func AttachLogs(st *longhorn.State, res *Result, logs map[string]LogEvidence, opts Options) {
 	if len(logs) == 0 {
 		return

@@ -216,7 +216,7 @@ func (g gen) volume(st *longhorn.State, name string, names map[string]bool) {
 	}
 }
 
-// nearStuck builds the #6642 state (§7) and then changes a few random
+// nearStuck builds the #6642 state and then changes a few random
 // fields, so that the acting rows and their refusals are reached often.
 func (g gen) nearStuck(st *longhorn.State, name string, names map[string]bool) {
 	const a, b = "node-a", "node-b"

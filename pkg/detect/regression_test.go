@@ -15,7 +15,7 @@ import (
 
 // After the documented delete on 1.5.0/1.5.1 the old engine waits for its
 // finalizer with the replica flags still inverted and currentMigrationNodeID
-// still set: Longhorn finishes the confirm itself (§8.3), so this is the
+// still set: Longhorn finishes the confirm itself, so this is the
 // expected path of the fix, not the 1.3/1.4 replica-loss case.
 func TestPendingCleanupInvertedAfterL15Delete(t *testing.T) {
 	tests := []struct {

@@ -35,7 +35,7 @@ func jsonText(v any) string {
 // write refuses the survivor and unpinned engines before any request (the
 // Repairer has no client here: a request would panic).
 func TestWriteRefusesSurvivor(t *testing.T) {
-	r := &Repairer{DryRun: cmdutil.DryRunNone}
+	r := &Repairer{Settings: Settings{DryRun: cmdutil.DryRunNone}}
 	keep := EngineRef{Name: "keep", UID: "u-keep", ResourceVersion: "1"}
 	for _, e := range []EngineRef{keep, {Name: "other", UID: "u-keep", ResourceVersion: "2"}, {Name: "other", UID: "", ResourceVersion: "2"}, {Name: "other", UID: "u", ResourceVersion: ""}} {
 		for _, a := range []detect.Action{detect.ActionDeactivate, detect.ActionDelete} {
@@ -72,7 +72,7 @@ func TestExitCode(t *testing.T) {
 // A Repairer in client dry-run mode never sends a write, even if a caller
 // other than the command reaches write.
 func TestWriteRefusesClientDryRun(t *testing.T) {
-	r := &Repairer{DryRun: cmdutil.DryRunClient}
+	r := &Repairer{Settings: Settings{DryRun: cmdutil.DryRunClient}}
 	keep := EngineRef{Name: "keep", UID: "u-keep", ResourceVersion: "1"}
 	stale := EngineRef{Name: "stale", UID: "u-stale", ResourceVersion: "2"}
 	if err := r.write(context.Background(), detect.ActionDelete, keep, stale); err == nil || !strings.Contains(err.Error(), "dry-run=client") {

@@ -15,7 +15,7 @@ import (
 var genVersions = []string{"v1.3.2", "v1.4.3", "v1.4.4", "v1.5.1", "v1.5.2", "v1.5.3", "v1.6.0", "v1.10.0", "v1.11.0", "v1.12.1"}
 
 // mutation breaks (or not) one thing of a #6642 state; most break a
-// precondition of §8.4, some leave the repair safe.
+// precondition of the repair, some leave the repair safe.
 type mutation func(rng *rand.Rand, o *testenv.Objects)
 
 var mutations = []mutation{

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -64,12 +63,7 @@ func stateOf(o *testenv.Objects) *longhorn.State {
 // planOne classifies and plans one volume of a state.
 func planOne(t *testing.T, st *longhorn.State, vol string, s Strategy) Planned {
 	t.Helper()
-	f, ok := detect.ClassifyVolume(st, vol, detect.Options{SkipOrphans: true})
-	var fp *detect.Finding
-	if ok {
-		fp = &f
-	}
-	return planVolume(st, vol, fp, s)
+	return planRead(st, vol, s, 0)
 }
 
 func engineOf(st *longhorn.State, name string) *longhorn.Engine {

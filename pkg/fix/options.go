@@ -171,37 +171,25 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(ExitNotDone, errors.New("stopped before any change: nothing was changed"))
 	}
 
-	r := &Repairer{
+	r, err := NewRepairer(Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: o.Wait, Timeout: o.Timeout, PollInterval: 2 * time.Second,
-		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr, beforeWrite: o.Hooks.BeforeWrite, afterWrite: o.Hooks.AfterWrite,
+		Wait: o.Wait, Timeout: o.Timeout, PollInterval: o.Hooks.PollInterval, Printer: pr,
+	}, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
+	if err != nil {
+		return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 	}
-	if o.Hooks.PollInterval > 0 {
-		r.PollInterval = o.Hooks.PollInterval
-	}
+	defer r.Close()
+	r.beforeWrite, r.afterWrite = o.Hooks.BeforeWrite, o.Hooks.AfterWrite
 	backupDir := ""
-	if o.dryRun == cmdutil.DryRunNone {
-		backupDir = o.BackupDir
-		if backupDir == "" {
-			backupDir = DefaultBackupDir(o.now())
-		}
-		b, err := OpenBackup(backupDir)
-		if err != nil {
-			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
-		}
-		defer b.Close()
+	if b := r.Backup; b != nil {
+		backupDir = b.Dir
 		if o.Hooks.BackupStore != nil {
 			b.Store = o.Hooks.BackupStore(b.Store)
-		}
-		r.Backup = b
-		r.ConfigMaps, err = OpenConfigMapBackup(o.BackupTo, o.client.Config, o.namespace, o.now())
-		if err != nil {
-			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 		}
 		if r.ConfigMaps != nil && o.Hooks.ConfigMaps != nil {
 			r.ConfigMaps.Client = o.Hooks.ConfigMaps
 		}
-		pr.Progress("Backups and the action log go to %s%s", backupDir, r.ConfigMaps.Where(o.namespace))
+		pr.Progress("Backups and the action log go to %s", r.BackupsGoTo())
 		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 		}

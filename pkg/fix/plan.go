@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
@@ -65,39 +66,19 @@ type ReplicaWrite struct {
 	ToActive bool
 }
 
-// EngineRef pins one engine: the server refuses a write whose UID or
-// resourceVersion no longer match.
-type EngineRef struct {
-	Name            string
-	UID             string
-	ResourceVersion string
-	NodeID          string
-	Active          bool
-	Deleting        bool
-}
+// EngineRef pins one engine (detect's, as the finding carries it): the
+// server refuses a write whose UID or resourceVersion no longer match.
+type EngineRef = detect.EngineRef
 
 // ReplicaRef is a replica's identity and the flags the repair depends on.
-// ResourceVersion pins a write; it is not compared between reads, since a
-// replica's status moves on its own.
-type ReplicaRef struct {
-	Name            string
-	UID             string
-	ResourceVersion string
-	EngineName      string
-	Active          bool
-	Deleting        bool
-}
+type ReplicaRef = detect.ReplicaRef
 
 // Snapshot is everything of a volume that must not change between the plan
-// and the write. The survivor's resourceVersion is deliberately left out:
-// its status moves on its own while it serves I/O, and its preconditions are
-// re-evaluated from the fresh read anyway.
-type Snapshot struct {
-	VolumeUID             string
-	VolumeResourceVersion string
-	Engines               []EngineRef
-	Replicas              []ReplicaRef
-}
+// and the write: the objects detect classified. The survivor's
+// resourceVersion is deliberately not compared: its status moves on its own
+// while it serves I/O, and its preconditions are re-evaluated from the fresh
+// read anyway.
+type Snapshot = detect.Objects
 
 // planState turns a state and its classification into a plan.
 func planState(st *longhorn.State, res detect.Result, selected []string, s Strategy) *Plan {
@@ -116,33 +97,45 @@ func planState(st *longhorn.State, res detect.Result, selected []string, s Strat
 	sort.Strings(names)
 	names = dedupe(names)
 	for _, n := range names {
-		p.Volumes = append(p.Volumes, planVolume(st, n, byVol[n], s))
+		p.Volumes = append(p.Volumes, planVolume(st.Version, n, byVol[n], s))
 	}
 	return p
 }
 
-// planVolume decides for one volume. The same function plans from the first
-// read and from the re-read right before acting, so the two are comparable
-// field by field.
-func planVolume(st *longhorn.State, vol string, f *detect.Finding, s Strategy) Planned {
-	p := Planned{Volume: vol, Version: st.Version, Action: detect.ActionNone, Snapshot: snapshot(st, vol)}
+// planRead classifies and plans one volume of a state read for it (a
+// re-read right before acting, or while waiting).
+func planRead(st *longhorn.State, vol string, s Strategy, threshold time.Duration) Planned {
+	f, ok := detect.ClassifyVolume(st, vol, detect.Options{PendingThreshold: threshold, SkipOrphans: true})
+	if !ok {
+		// The re-read is compared with the plan even when nothing is wrong.
+		p := planVolume(st.Version, vol, nil, s)
+		p.Snapshot = detect.ObjectsOf(st, vol)
+		return p
+	}
+	return planVolume(st.Version, vol, &f, s)
+}
+
+// planVolume decides for one volume from detect's finding and the objects
+// it pinned (none for a healthy volume). The same function plans from the
+// first read and from the re-read right before acting, so the two are
+// comparable field by field.
+func planVolume(ver longhorn.Version, vol string, f *detect.Finding, s Strategy) Planned {
+	p := Planned{Volume: vol, Version: ver, Action: detect.ActionNone}
 	if f == nil {
 		p.Why = "healthy: at most one active engine and no migration, nothing to do"
 		return p
 	}
 	fc := *f
 	p.Finding = &fc
-	p.Action, p.Why = chooseAction(fc, st.Version, s)
-	refs := map[string]EngineRef{}
-	for _, e := range p.Snapshot.Engines {
-		refs[e.Name] = e
-	}
+	objs := fc.Objects
+	p.Snapshot = objs
+	p.Action, p.Why = chooseAction(fc, ver, s)
 	if fc.Keep != "" {
-		p.Keep = refs[fc.Keep]
+		p.Keep, _ = objs.Engine(fc.Keep)
 		p.Keep.Name = fc.Keep
 	}
 	for _, name := range fc.Stale {
-		r := refs[name]
+		r, _ := objs.Engine(name)
 		r.Name = name
 		p.Stale = append(p.Stale, r)
 	}
@@ -159,12 +152,8 @@ func planVolume(st *longhorn.State, vol string, f *detect.Finding, s Strategy) P
 		p.Action, p.Why = detect.ActionNone, "internal check failed: the engine to keep is unknown; no action"
 		return p
 	}
-	reps := map[string]ReplicaRef{}
-	for _, r := range p.Snapshot.Replicas {
-		reps[r.Name] = r
-	}
 	for _, c := range fc.ReplicaChanges {
-		r, ok := reps[c.Replica]
+		r, ok := objs.Replica(c.Replica)
 		if !ok || r.Deleting || r.EngineName != c.FromEngine || r.Active != c.FromActive {
 			p.Action, p.Why, p.Replicas = detect.ActionNone, "internal check failed: a replica to change is unknown, being deleted or not as classified; no action", nil
 			return p
@@ -175,35 +164,6 @@ func planVolume(st *longhorn.State, vol string, f *detect.Finding, s Strategy) P
 		p.Action, p.Why = detect.ActionNone, "internal check failed: nothing to write; no action"
 	}
 	return p
-}
-
-// snapshot records the volume's objects as read.
-func snapshot(st *longhorn.State, vol string) Snapshot {
-	var s Snapshot
-	for i := range st.Volumes {
-		if v := &st.Volumes[i]; v.Name == vol {
-			s.VolumeUID, s.VolumeResourceVersion = string(v.UID), v.ResourceVersion
-		}
-	}
-	for i := range st.Engines {
-		e := &st.Engines[i]
-		if longhorn.VolumeOf(e) != vol {
-			continue
-		}
-		s.Engines = append(s.Engines, EngineRef{Name: e.Name, UID: string(e.UID), ResourceVersion: e.ResourceVersion,
-			NodeID: e.Spec.NodeID, Active: e.Spec.Active, Deleting: e.Deleting()})
-	}
-	for i := range st.Replicas {
-		r := &st.Replicas[i]
-		if longhorn.VolumeOf(r) != vol {
-			continue
-		}
-		s.Replicas = append(s.Replicas, ReplicaRef{Name: r.Name, UID: string(r.UID), ResourceVersion: r.ResourceVersion,
-			EngineName: r.Spec.EngineName, Active: r.Spec.Active, Deleting: r.DeletionTimestamp != nil})
-	}
-	sort.Slice(s.Engines, func(i, j int) bool { return s.Engines[i].Name < s.Engines[j].Name })
-	sort.Slice(s.Replicas, func(i, j int) bool { return s.Replicas[i].Name < s.Replicas[j].Name })
-	return s
 }
 
 // changedSince compares the plan with a plan made from a fresh read of the

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -43,39 +42,29 @@ func readVolume(ctx context.Context, c *inventory.Client, ns, vol string) (*volu
 	return out, nil
 }
 
-// recheck re-reads the volume and plans again from that read. It returns the
-// fresh read, and a reason to skip ("" when the plan still holds).
-func (r *Repairer) recheck(ctx context.Context, planned Planned) (*volumeRead, string, error) {
+// Fresh is a plan made from a read of the volume just now, with that read:
+// the objects the backup saves are exactly the ones the plan was made from.
+type Fresh struct {
+	Planned
+	read *volumeRead
+}
+
+// recheck re-reads the volume and plans again from that read. It returns
+// the fresh plan, the one to act on, and a reason to skip ("" when it is
+// still the plan).
+func (r *Repairer) recheck(ctx context.Context, planned Planned) (*Fresh, string, error) {
 	vr, err := readVolume(ctx, r.Client, r.Namespace, planned.Volume)
 	if err != nil {
 		return nil, "", err
 	}
 	if !vr.found {
-		return vr, "the volume is gone", nil
+		return nil, "the volume is gone", nil
 	}
 	fresh := r.planFresh(vr, planned.Volume)
-	return vr, changedSince(planned, fresh), nil
+	return fresh, changedSince(planned, fresh.Planned), nil
 }
 
 // planFresh plans one volume from a re-read.
-func (r *Repairer) planFresh(vr *volumeRead, vol string) Planned {
-	f, ok := detect.ClassifyVolume(vr.state, vol, detect.Options{PendingThreshold: r.PendingThreshold, SkipOrphans: true})
-	var fp *detect.Finding
-	if ok {
-		fp = &f
-	}
-	return planVolume(vr.state, vol, fp, r.Strategy)
-}
-
-// fromUnstructured decodes through JSON: the typed model keeps raw JSON for
-// some fields, which the reflection converter does not handle.
-func fromUnstructured(u *unstructured.Unstructured, into any) error {
-	b, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, into); err != nil {
-		return fmt.Errorf("decoding %s %q: %w", u.GetKind(), u.GetName(), err)
-	}
-	return nil
+func (r *Repairer) planFresh(vr *volumeRead, vol string) *Fresh {
+	return &Fresh{Planned: planRead(vr.state, vol, r.Strategy, r.PendingThreshold), read: vr}
 }

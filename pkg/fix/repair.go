@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
@@ -18,24 +17,11 @@ import (
 // verify. It is safe for concurrent use on different volumes, and meant to
 // be reused by a long-running guard as well as by the fix command.
 type Repairer struct {
-	Client    *inventory.Client
-	Namespace string
-	Strategy  Strategy
-	// DryRun must be cmdutil.DryRunNone (or cmdutil.DryRunServer) for any write to be sent;
-	// the zero value sends none.
-	DryRun cmdutil.DryRun
-	// Wait for §8.5 verification after acting, up to Timeout.
-	Wait         bool
-	Timeout      time.Duration
-	PollInterval time.Duration
-	// PendingThreshold is passed to detect.
-	PendingThreshold time.Duration
+	Settings
 	// Backup receives the objects and the action log; required unless DryRun.
 	Backup *Backup
 	// ConfigMaps, if set, also receives each backup before its write.
 	ConfigMaps *ConfigMapBackup
-	// Printer prints the kubectl-style lines and progress.
-	Printer *Printer
 	// beforeWrite and afterWrite are test hooks around each write.
 	beforeWrite, afterWrite func(engine string)
 
@@ -50,36 +36,78 @@ func (r *Repairer) Stopped() bool { return r.stopped.Load() }
 // keep, and it writes nothing unless a re-read right before acting yields
 // exactly the plan.
 func (r *Repairer) RepairVolume(ctx context.Context, planned Planned) Outcome {
-	out := Outcome{Volume: planned.Volume}
-	log := r.log()
 	if !planned.Acts() {
 		return staticOutcome(planned)
 	}
+	if out, ok := r.mayStart(ctx, planned.Volume); !ok {
+		return out
+	}
+	fresh, reason, err := r.recheck(ctx, planned)
+	if out, ok := r.recheckFailed(planned.Volume, reason, err); !ok {
+		return out
+	}
+	return r.act(ctx, fresh)
+}
+
+// RepairFresh repairs a volume planned by Plan moments ago. The read the
+// plan was made from is the re-check: nothing is read again before the
+// backup and the first write, which are pinned to that read.
+func (r *Repairer) RepairFresh(ctx context.Context, fresh *Fresh) Outcome {
+	if !fresh.Acts() {
+		return staticOutcome(fresh.Planned)
+	}
+	if fresh.read == nil {
+		// Not made by Plan: there is no read to act on, so re-check first.
+		return r.RepairVolume(ctx, fresh.Planned)
+	}
+	if out, ok := r.mayStart(ctx, fresh.Volume); !ok {
+		return out
+	}
+	return r.act(ctx, fresh)
+}
+
+// mayStart refuses to start a volume once the run stopped.
+func (r *Repairer) mayStart(ctx context.Context, vol string) (Outcome, bool) {
+	out := Outcome{Volume: vol}
+	log := r.log()
 	if r.Stopped() {
 		out.Result, out.Detail = ResultNotAttempted, "not attempted: the run stopped after inverted replica flags on another volume"
-		_ = log.Printf("skip volume=%s reason=%q", planned.Volume, out.Detail)
-		return r.report(out)
+		_ = log.Printf("skip volume=%s reason=%q", vol, out.Detail)
+		return r.report(out), false
 	}
-
 	if ctx.Err() != nil {
 		out.Result, out.Detail = ResultNotAttempted, "not attempted: the run was stopped before this volume; nothing written"
-		_ = log.Printf("skip volume=%s reason=%q", planned.Volume, "stopped: "+context.Cause(ctx).Error())
-		return r.report(out)
+		_ = log.Printf("skip volume=%s reason=%q", vol, "stopped: "+context.Cause(ctx).Error())
+		return r.report(out), false
 	}
-	vr, reason, err := r.recheck(ctx, planned)
-	if err != nil {
+	return Outcome{}, true
+}
+
+// recheckFailed is the outcome of a re-check that failed or found the plan
+// no longer right; ok is true when the repair goes on.
+func (r *Repairer) recheckFailed(vol, reason string, err error) (Outcome, bool) {
+	out := Outcome{Volume: vol}
+	log := r.log()
+	switch {
+	case err != nil:
 		out.Result, out.Detail = ResultFailed, "re-check failed, nothing written: "+err.Error()
-		_ = log.Printf("recheck volume=%s error=%q", planned.Volume, err.Error())
-		return r.report(out)
-	}
-	if reason != "" {
+		_ = log.Printf("recheck volume=%s error=%q", vol, err.Error())
+		return r.report(out), false
+	case reason != "":
 		out.Result, out.Detail = ResultSkipped, "skipped, nothing written: "+reason
-		_ = log.Printf("recheck volume=%s skip reason=%q", planned.Volume, reason)
-		return r.report(out)
+		_ = log.Printf("recheck volume=%s skip reason=%q", vol, reason)
+		return r.report(out), false
 	}
-	// From here on, act on the fresh read: it equals the plan in every field
-	// the write depends on, and carries the current resourceVersions.
-	fresh := r.planFresh(vr, planned.Volume)
+	return Outcome{}, true
+}
+
+// act backs up, writes and verifies from a fresh read: it equals the plan
+// in every field the write depends on, and carries the current
+// resourceVersions.
+func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
+	fresh, vr := f.Planned, f.read
+	out := Outcome{Volume: fresh.Volume}
+	log := r.log()
 	_ = log.Printf("recheck volume=%s ok keep=%s uid=%s stale=%s action=%s version=%s",
 		fresh.Volume, fresh.Keep.Name, fresh.Keep.UID, refsForLog(fresh.Stale), fresh.Action, fresh.Version)
 
@@ -230,7 +258,7 @@ func (r *Repairer) checkReplicas(ctx context.Context, p Planned, out Outcome) (P
 			return fail(ResultFailed, fmt.Sprintf("replica %s is not as written (want engine %s active=%t); no engine changed, run fix again", w.Name, w.ToEngine, w.ToActive))
 		}
 	}
-	fresh := r.planFresh(vr, p.Volume)
+	fresh := r.planFresh(vr, p.Volume).Planned
 	if !p.EngineWrites() {
 		_ = log.Printf("check volume=%s replicas ok", p.Volume)
 		return fresh, Outcome{}, true
@@ -420,14 +448,15 @@ func orNone(s []string) string {
 }
 
 // Plan reads one volume now and plans it, for callers that act on a single
-// volume outside a command run (a guard that watches for the state).
-func (r *Repairer) Plan(ctx context.Context, vol string) (Planned, error) {
+// volume outside a command run (the guard, migrate --fix): RepairFresh then
+// acts on that read.
+func (r *Repairer) Plan(ctx context.Context, vol string) (*Fresh, error) {
 	vr, err := readVolume(ctx, r.Client, r.Namespace, vol)
 	if err != nil {
-		return Planned{}, err
+		return nil, err
 	}
 	if !vr.found {
-		return Planned{}, fmt.Errorf("volume %q not found in namespace %q", vol, r.Namespace)
+		return nil, fmt.Errorf("volume %q not found in namespace %q", vol, r.Namespace)
 	}
 	return r.planFresh(vr, vol), nil
 }

@@ -34,6 +34,21 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("--strategy must be one of %s (got %q)", strings.Join(Strategies, ", "), s)
 }
 
+// EngineActions are the engine actions fix takes on release v with this
+// strategy: detect's release table, narrowed to what the strategy allows.
+func (s Strategy) EngineActions(v longhorn.Version) []detect.Action {
+	var out []detect.Action
+	for _, a := range detect.EngineActions(v) {
+		switch {
+		case s == StrategyDeactivate && a != detect.ActionDeactivate,
+			s == StrategyDelete && a != detect.ActionDelete:
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // chooseAction decides what fix does about a finding. The finding's own
 // action (set by detect only when every precondition holds on a release
 // fix repairs) is the ceiling: a strategy may pick a different safe engine

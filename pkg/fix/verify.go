@@ -12,7 +12,7 @@ import (
 
 // verdict is one look at a repaired volume.
 type verdict struct {
-	// Done: every check of the domain reference §8.5 holds.
+	// Done: every check of verify holds.
 	Done bool
 	// Inverted: the replica flags are inverted with no engine left that
 	// Longhorn would flip them for; everything must stop.
@@ -23,7 +23,9 @@ type verdict struct {
 	Recovery []string
 }
 
-// verify judges a fresh read of the volume against §8.5: exactly one engine
+// verify judges a fresh read of the volume after a repair (what
+// docs/troubleshooting-two-active-engines.md, "After the repair", says to
+// expect): exactly one engine
 // CR, the planned survivor, active, on status.currentNodeID and running; no
 // migration; every replica on the survivor and active; on 1.5+ a satisfied
 // ticket on the current node; and detect finds nothing left to report.
@@ -52,7 +54,7 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	status := describe(v, engines, replicas, p.Keep.Name)
 
 	f, found := detect.ClassifyVolume(st, p.Volume, detect.Options{PendingThreshold: threshold, SkipOrphans: true})
-	if found && invertedFinding(f, st.Version) {
+	if found && f.ReplicasAtRisk() {
 		return verdict{Inverted: true, Status: status + "; " + f.Reason, Recovery: recovery(st.Namespace, p, replicas)}
 	}
 
@@ -96,21 +98,6 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	return verdict{Done: true, Status: status}
 }
 
-// invertedFinding: a state in which Longhorn may delete the replicas that
-// back the survivor, or has left active replicas for a deleted engine:
-// detect's inverted-flags and dangling-replicas findings, and a stale
-// engine being deleted while the flags are inverted (on 1.5.0/1.5.1 with
-// status.currentMigrationNodeID set that is expected, and not critical).
-func invertedFinding(f detect.Finding, _ longhorn.Version) bool {
-	switch f.Type {
-	case detect.TypeInvertedReplicaFlags, detect.TypeDanglingReplicas:
-		return true
-	case detect.TypePendingCleanup:
-		return f.Severity == detect.SeverityCritical
-	}
-	return false
-}
-
 // ticketProblem: on 1.5+, when the volume has attachment tickets for its
 // current node, one of them must be satisfied.
 func ticketProblem(st *longhorn.State, v *longhorn.Volume) string {
@@ -119,7 +106,7 @@ func ticketProblem(st *longhorn.State, v *longhorn.Volume) string {
 	}
 	for i := range st.VolumeAttachments {
 		va := &st.VolumeAttachments[i]
-		if va.Name != v.Name && va.Spec.Volume != v.Name {
+		if longhorn.VolumeOf(va) != v.Name {
 			continue
 		}
 		onNode, satisfied := 0, false
@@ -163,9 +150,9 @@ func describe(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longho
 		len(engines), strings.Join(es, ", "), len(replicas), active, onKeep, keep)
 }
 
-// recovery lists the manual steps after inverted flags (domain reference
-// §8.5 and §8.6; longhorn#1988): never delete a replica, point the replicas
-// back at the survivor.
+// recovery lists the manual steps after inverted flags (longhorn#1988;
+// docs/troubleshooting-two-active-engines.md): never delete a replica, point
+// the replicas back at the survivor.
 func recovery(ns string, p Planned, replicas []*longhorn.Replica) []string {
 	var inactive, others []string
 	for _, r := range replicas {

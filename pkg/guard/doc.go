@@ -20,10 +20,10 @@
 //     restarts the wait. A normal confirm that is still cleaning up is
 //     PendingCleanup or MigrationFinishing for detect and never has a
 //     signature, whatever --settle is.
-//   - The repair is fix's Repairer: plan from a fresh read (acting only if
-//     it matches the settled signature), re-check right before writing,
-//     backup, write with uid/resourceVersion preconditions, wait for
-//     Longhorn and verify. A skipped or failed repair is tried again after
+//   - The repair is fix's Repairer: plan from a fresh read, which is the
+//     re-check right before writing (acting only if it matches the settled
+//     signature), backup of that read, write with uid/resourceVersion
+//     preconditions, wait for Longhorn and verify. A skipped or failed repair is tried again after
 //     another settle time, at most three times per state.
 //
 // Output: one line per event on stdout and progress on stderr, each line

@@ -310,7 +310,7 @@ func (g *Guard) process(vol string) {
 	if x, ok := detect.ClassifyVolume(st, vol, detectOpts); ok {
 		f = &x
 	}
-	sig := signatureOf(st, f)
+	sig := signatureOf(f)
 
 	g.mu.Lock()
 	now = time.Now()

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
@@ -153,34 +152,24 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 
 	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
-	r := &fix.Repairer{
+	r, err := fix.NewRepairer(fix.Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: f.Wait, Timeout: f.Timeout, PollInterval: o.Hooks.pollInterval(),
-		PendingThreshold: detect.DefaultPendingThreshold, Printer: pr,
+		Wait: f.Wait, Timeout: f.Timeout, PollInterval: o.Hooks.pollInterval(), Printer: pr,
+	}, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
+	if err != nil {
+		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 	}
+	defer r.Close()
 	backupDir := ""
-	if o.dryRun == cmdutil.DryRunNone {
-		backupDir = f.BackupDir
-		if backupDir == "" {
-			backupDir = fix.DefaultBackupDir(o.now())
-		}
-		b, err := fix.OpenBackup(backupDir)
-		if err != nil {
-			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
-		}
-		defer b.Close()
-		r.Backup = b
-		r.ConfigMaps, err = fix.OpenConfigMapBackup(f.BackupTo, o.client.Config, o.namespace, o.now())
-		if err != nil {
-			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
-		}
+	if b := r.Backup; b != nil {
+		backupDir = b.Dir
 		if err := r.ConfigMaps.Probe(ctx); err != nil && !allowed(err) {
 			return cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.namespace))
 		}
 		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.namespace, ver, o.strategy, o.For, o.Settle, f.Volumes); err != nil {
 			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 		}
-		errOut.Printf("Backups and the action log go to %s%s", backupDir, r.ConfigMaps.Where(o.namespace))
+		errOut.Printf("Backups and the action log go to %s", r.BackupsGoTo())
 	}
 
 	g := New(Config{

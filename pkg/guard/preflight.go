@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -85,23 +86,22 @@ func allowed(err error) bool {
 }
 
 // writeVerbs are the verbs on engines a repair needs for this version and
-// strategy (fix's decision table): none when nothing is repaired on this
-// release or nothing is sent. Any write also needs patch on replicas
-// (preflight checks it): the flags are set before an engine is changed.
+// strategy (detect's release table, narrowed by the strategy): none when
+// nothing is repaired on this release or nothing is sent. Any write also
+// needs patch on replicas (preflight checks it): the flags are set before an
+// engine is changed.
 func writeVerbs(v longhorn.Version, s fix.Strategy, dry cmdutil.DryRun) []string {
 	if dry == cmdutil.DryRunClient {
 		return nil
 	}
-	switch c := v.Class(); {
-	case c == longhorn.ClassL15a && s == fix.StrategyDeactivate:
-		return []string{"patch"}
-	case c == longhorn.ClassL15a:
-		return []string{"patch", "delete"} // delete only with currentMigrationNodeID set
-	case c == longhorn.ClassL13, c == longhorn.ClassL14a, c.Fixed() && !v.AtLeast(1, 11, 0):
-		if s == fix.StrategyDelete {
-			return nil
+	var verbs []string
+	for _, a := range s.EngineActions(v) {
+		switch a {
+		case detect.ActionDeactivate:
+			verbs = append(verbs, "patch")
+		case detect.ActionDelete:
+			verbs = append(verbs, "delete")
 		}
-		return []string{"patch"}
 	}
-	return nil
+	return verbs
 }

@@ -27,9 +27,9 @@ func (g *Guard) repair(vol string, sig signature) {
 
 // attempt plans from a fresh read (the caches may lag behind the server)
 // and acts only when that plan is the state that settled: same survivor,
-// same stale engines by uid, same action. fix then re-reads once more right
-// before writing, backs up, writes with uid and resourceVersion
-// preconditions and waits for Longhorn to finish.
+// same stale engines by uid, same action. That read is fix's re-check: fix
+// backs up what it read, writes with uid and resourceVersion preconditions
+// taken from it and waits for Longhorn to finish.
 func (g *Guard) attempt(ctx context.Context, vol string, sig signature) fix.Outcome {
 	planned, err := g.r.Plan(ctx, vol)
 	if err != nil {
@@ -37,7 +37,7 @@ func (g *Guard) attempt(ctx context.Context, vol string, sig signature) fix.Outc
 		g.r.Printer.Outcome(out)
 		return out
 	}
-	if ps := plannedSignature(planned); ps != sig {
+	if ps := plannedSignature(planned.Planned); ps != sig {
 		detail := "skipped, nothing written: a fresh read of the volume calls for no repair now: " + planned.Why
 		if !ps.empty() {
 			detail = "skipped, nothing written: a fresh read of the volume differs from the watched state (engines replaced or the action changed)"
@@ -46,7 +46,7 @@ func (g *Guard) attempt(ctx context.Context, vol string, sig signature) fix.Outc
 		g.r.Printer.Outcome(out)
 		return out
 	}
-	return g.r.RepairVolume(ctx, planned)
+	return g.r.RepairFresh(ctx, planned)
 }
 
 // finish records an outcome, schedules a retry of a skipped or failed

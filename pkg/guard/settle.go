@@ -7,7 +7,6 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // signature pins a repairable state: the engine to keep, the stale engines
@@ -24,31 +23,29 @@ func (s signature) empty() bool { return s.keep == "" }
 // signatureOf is the signature of a finding that fix would act on, and the
 // zero signature for anything else: healthy volumes, migrations in flight,
 // confirms still finishing, pending clean-ups, refused or fixed-release
-// findings. The survivor and the stale engines must all be in st.
-func signatureOf(st *longhorn.State, f *detect.Finding) signature {
+// findings. The survivor and the stale engines must all be among the
+// objects the finding pinned.
+func signatureOf(f *detect.Finding) signature {
 	if f == nil || f.Type != detect.TypeMultipleActiveEngines || f.Refused() || f.Keep == "" || len(f.Stale) == 0 {
 		return signature{}
 	}
 	if f.Action != detect.ActionDeactivate && f.Action != detect.ActionDelete {
 		return signature{}
 	}
-	uids := map[string]string{}
-	for i := range st.Engines {
-		uids[st.Engines[i].Name] = string(st.Engines[i].UID)
-	}
-	keep := uids[f.Keep]
+	keep, _ := f.Objects.Engine(f.Keep)
 	stale := make([]string, 0, len(f.Stale))
 	for _, n := range f.Stale {
-		if uids[n] == "" {
+		e, _ := f.Objects.Engine(n)
+		if e.UID == "" {
 			return signature{}
 		}
-		stale = append(stale, uids[n])
+		stale = append(stale, e.UID)
 	}
-	if keep == "" {
+	if keep.UID == "" {
 		return signature{}
 	}
 	sort.Strings(stale)
-	return signature{keep: keep, stale: strings.Join(stale, ","), action: f.Action}
+	return signature{keep: keep.UID, stale: strings.Join(stale, ","), action: f.Action}
 }
 
 // plannedSignature is the same signature computed from fix's fresh plan, so

@@ -4,9 +4,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
@@ -119,13 +116,10 @@ func TestTrackerDelaysAlarms(t *testing.T) {
 // Only a finding fix would act on has a signature, and it pins the engines
 // by uid.
 func TestSignatureOf(t *testing.T) {
-	st := &longhorn.State{Engines: []longhorn.Engine{
-		{ObjectMeta: metav1.ObjectMeta{Name: "e-a", UID: types.UID("uid-a")}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "e-b", UID: types.UID("uid-b")}},
-	}}
 	bug := detect.Finding{Type: detect.TypeMultipleActiveEngines, Keep: "e-b", Stale: []string{"e-a"}, Action: detect.ActionDeactivate,
-		Preconditions: []detect.Check{{Name: "x", OK: true}}}
-	if got := signatureOf(st, &bug); got != (signature{keep: "uid-b", stale: "uid-a", action: detect.ActionDeactivate}) {
+		Preconditions: []detect.Check{{Name: "x", OK: true}},
+		Objects:       detect.Objects{Engines: []detect.EngineRef{{Name: "e-a", UID: "uid-a"}, {Name: "e-b", UID: "uid-b"}}}}
+	if got := signatureOf(&bug); got != (signature{keep: "uid-b", stale: "uid-a", action: detect.ActionDeactivate}) {
 		t.Errorf("signature %+v", got)
 	}
 	refused := bug
@@ -137,13 +131,14 @@ func TestSignatureOf(t *testing.T) {
 	unknown := bug
 	unknown.Stale = []string{"e-gone"}
 	for name, f := range map[string]*detect.Finding{"healthy": nil, "refused": &refused, "fixed release": &fixed, "pending cleanup": &pending, "unknown engine": &unknown} {
-		if got := signatureOf(st, f); !got.empty() {
+		if got := signatureOf(f); !got.empty() {
 			t.Errorf("%s: signature %+v", name, got)
 		}
 	}
 }
 
-// The write verbs checked at start follow fix's decision table.
+// The write verbs checked at start follow detect's release table and the
+// strategy.
 func TestWriteVerbs(t *testing.T) {
 	for _, tc := range []struct {
 		version string
@@ -155,6 +150,8 @@ func TestWriteVerbs(t *testing.T) {
 		{"v1.3.2", fix.StrategyAuto, cmdutil.DryRunServer, "patch"},
 		{"v1.5.1", fix.StrategyAuto, cmdutil.DryRunNone, "patch,delete"},
 		{"v1.5.1", fix.StrategyDeactivate, cmdutil.DryRunNone, "patch"},
+		// delete only: no engine is deactivated with --strategy=delete
+		{"v1.5.1", fix.StrategyDelete, cmdutil.DryRunNone, "delete"},
 		{"v1.4.3", fix.StrategyDelete, cmdutil.DryRunNone, ""},
 		{"v1.4.3", fix.StrategyAuto, cmdutil.DryRunClient, ""},
 		// fixed releases repair a volume stuck before the upgrade, up to 1.10

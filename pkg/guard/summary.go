@@ -53,7 +53,7 @@ func (g *Guard) report(start time.Time, reason string) *Report {
 		if x, ok := detect.ClassifyVolume(st, vol, detectOpts); ok {
 			f = &x
 		}
-		sig := signatureOf(st, f)
+		sig := signatureOf(f)
 		g.mu.Lock()
 		vs := g.t.vols[vol]
 		g.mu.Unlock()

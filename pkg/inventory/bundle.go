@@ -15,7 +15,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// A support bundle (domain doc §9), as support-bundle-kit writes it for
+// A support bundle, as support-bundle-kit writes it for
 // Longhorn 1.4 and later:
 //
 //	supportbundle_<uid>_<time>/metadata.yaml

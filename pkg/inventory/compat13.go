@@ -12,7 +12,7 @@ import (
 // Longhorn 1.3 and earlier wrote their own support bundles: each
 // yamls/longhorn/<plural>.yaml is a top-level sequence of Go objects encoded
 // with yaml.v2, which ignores JSON tags and lower-cases Go field names
-// (domain doc §9). So engines read
+// (support-bundle-kit for Longhorn 1.3). So engines read
 //
 //	- typemeta: {...}
 //	  objectmeta: {name: ..., deletiontimestamp: ...}

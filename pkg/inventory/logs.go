@@ -27,7 +27,8 @@ type LogEvidence struct {
 // logNeedles are the errors GetCurrentEngineAndExtras and
 // GetNewCurrentEngineAndExtras return when a volume has more than one active
 // engine, and the one the confirm branch returns when it cannot pick the
-// current engine among several (domain doc §7). Each fails the volume's sync.
+// current engine among several (docs/troubleshooting-two-active-engines.md,
+// "Log lines"). Each fails the volume's sync.
 var logNeedles = [][]byte{
 	[]byte("found the second active engine"),
 	[]byte("found the second new active engine"),

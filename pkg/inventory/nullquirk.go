@@ -2,7 +2,7 @@ package inventory
 
 // nullString is how support-bundle-kit writes an empty value. Before it
 // encodes a List to YAML it rewrites the JSON text: every "" becomes "null",
-// and a JSON null followed by a comma becomes "null" too (domain doc §9). So
+// and a JSON null followed by a comma becomes "null" too. So
 // spec.nodeID: "" comes back as the string "null", and status.conditions:
 // null comes back as a string where a list belongs.
 const nullString = "null"

@@ -169,7 +169,13 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		if err := decodeObject(out.Raw.VolumeAttachment, &va, longhorn.VolumeAttachments, vol); err != nil {
 			return nil, err
 		}
-		st.VolumeAttachments = []longhorn.VolumeAttachment{va}
+		// VolumeOf's rule, as for the engines: an attachment named after
+		// this volume whose spec.volume names another is not this volume's.
+		if longhorn.VolumeOf(&va) == vol {
+			st.VolumeAttachments = []longhorn.VolumeAttachment{va}
+		} else {
+			out.Raw.VolumeAttachment = nil
+		}
 	case apierrors.IsNotFound(vaErr):
 		// No attachment (or, on an unknown version, no such resource).
 		out.Raw.VolumeAttachment = nil

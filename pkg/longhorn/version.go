@@ -69,7 +69,8 @@ func (v Version) AtLeast(major, minor, patch int) bool {
 	return v.Patch >= patch
 }
 
-// Class groups releases that behave alike for #6642 (domain doc §1).
+// Class groups releases that behave alike for #6642 (docs/scan-report.md,
+// "Version classes").
 type Class string
 
 const (

@@ -109,7 +109,7 @@ func TestAtLeast(t *testing.T) {
 	}
 }
 
-// TestVersionClass pins the §1 version classes and every predicate derived
+// TestVersionClass pins the version classes and every predicate derived
 // from them, release by release.
 func TestVersionClass(t *testing.T) {
 	tests := []struct {
@@ -187,7 +187,7 @@ func TestVersionClass(t *testing.T) {
 	}
 }
 
-// TestAffectedMatchesClass: exactly the classes the domain reference lists as
+// TestAffectedMatchesClass: exactly the classes that were
 // never fixed are affected; a fixed class is never deterministic-less.
 func TestAffectedMatchesClass(t *testing.T) {
 	for minor := 0; minor <= 14; minor++ {

@@ -70,7 +70,7 @@ func (s *session) runConfirm(ctx context.Context) error {
 }
 
 // nodeReadyCheck: confirming onto a node that is down makes 1.7+ detach the
-// volume entirely (§6.3), and serves I/O from nowhere on any version.
+// volume entirely, and serves I/O from nowhere on any version.
 func nodeReadyCheck(cs *checks, node *longhorn.Node, to string) {
 	if node == nil {
 		cs.add("target node Ready", false, "node %s does not exist in Longhorn", to)

@@ -8,7 +8,7 @@ import (
 )
 
 // driver is how one Longhorn generation is told to start, confirm and roll
-// back a live migration (domain reference §6.5). Every method returns the
+// back a live migration. Every method returns the
 // single write to make from a fresh snapshot; none of them sends anything.
 type driver interface {
 	// mechanism names what the driver writes, for messages.

@@ -75,8 +75,8 @@ func targetChecks(cs *checks, s *snapshot, node *longhorn.Node, to string) {
 }
 
 // startChecks are the conditions under which Longhorn's own attach path
-// would start a migration (§6.2 Attach checks, §6.3 start conditions, §6.5
-// pre-check row), plus the target node's.
+// would start a migration (its attach checks and, on 1.5+, the
+// VolumeAttachment's start conditions), plus the target node's.
 func startChecks(s *snapshot, node *longhorn.Node, to string) checks {
 	var cs checks
 	v := &s.volume
@@ -133,7 +133,7 @@ func startChecks(s *snapshot, node *longhorn.Node, to string) checks {
 
 // oneEngine: exactly one Engine CR, active and serving on the current node,
 // none of its replicas rebuilding (Longhorn reverts a migration whose old
-// replicas are WO, §6.1).
+// replicas are WO).
 func oneEngine(cs *checks, s *snapshot) {
 	cur := s.volume.Status.CurrentNodeID
 	if len(s.engines) != 1 {
@@ -159,7 +159,7 @@ func oneEngine(cs *checks, s *snapshot) {
 
 // ticketChecks (1.5+): the VolumeAttachment exists with exactly one
 // csi-attacher ticket, for the current node, asking for the frontend the
-// volume has (§6.3); a second one is what starts the migration.
+// volume has; a second one is what starts the migration.
 func ticketChecks(cs *checks, s *snapshot) {
 	v := &s.volume
 	if s.va == nil {

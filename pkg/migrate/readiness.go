@@ -8,7 +8,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// readiness is the "ready when" row of §6.5: whether confirming now is safe.
+// readiness says whether confirming a migration now is safe.
 type readiness struct {
 	// engine is the migration engine (spec.nodeID == B), when there is one.
 	engine string
@@ -17,7 +17,7 @@ type readiness struct {
 	missing []string
 	// failed is set when Longhorn cannot get there without help: the
 	// migration engine or the serving engine failed, or the migration was
-	// abandoned (§6.1 step 6 reverts in these cases).
+	// abandoned (Longhorn reverts the migration in these cases).
 	failed string
 }
 
@@ -33,7 +33,7 @@ func (r readiness) String() string {
 
 // checkReady evaluates readiness for a migration to node to. Never confirm
 // without it: on 1.5/1.6 the snapshot comparison is the only guard Longhorn
-// itself has (§6.5 caveats).
+// itself has.
 func checkReady(s *snapshot, d driver, to string) readiness {
 	var r readiness
 	miss := func(format string, args ...any) { r.missing = append(r.missing, fmt.Sprintf(format, args...)) }
@@ -67,7 +67,7 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 		for i := range s.engines {
 			e := &s.engines[i]
 			if e.Name != old.Name && !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == "" {
-				mig = e // created, not placed yet (§6.1 step 2)
+				mig = e // created, not placed yet
 			}
 		}
 	}

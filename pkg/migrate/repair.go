@@ -41,30 +41,24 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 }
 
 // repair hands a #6642 volume to fix's per-volume pipeline (plan from a
-// fresh read, back up, write pinned to uid and resourceVersion, verify),
-// exactly what `kubectl longhorn-engines fix VOLUME` would do, then verifies
-// the migration on to itself.
+// fresh read, back up that read, write pinned to uid and resourceVersion,
+// verify), exactly what `kubectl longhorn-engines fix VOLUME` would do, then
+// verifies the migration on to itself.
 func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCmd string) error {
 	stop := func(format string, args ...any) error {
 		s.report()
 		return cmdutil.WithCode(ExitAttention, fmt.Errorf(format+"; repair it by hand with: %s", append(args, fixCmd)...))
 	}
-	dir := s.o.BackupDir
-	if dir == "" {
-		dir = fix.DefaultBackupDir(time.Now())
-	}
-	b, err := fix.OpenBackup(dir)
+	r, err := fix.NewRepairer(fix.Settings{
+		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
+		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
+		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
+	}, fix.Backups{Dir: s.o.BackupDir, Now: time.Now()})
 	if err != nil {
 		return stop("--fix: %v, nothing was changed", err)
 	}
-	defer b.Close()
-	s.infof("--fix: repairing with fix's pipeline; the objects and the action log go to %s", dir)
-	r := &fix.Repairer{
-		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
-		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
-		PendingThreshold: detect.DefaultPendingThreshold, Backup: b,
-		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
-	}
+	defer r.Close()
+	s.infof("--fix: repairing with fix's pipeline; the objects and the action log go to %s", r.Backup.Dir)
 	p, err := r.Plan(ctx, s.vol)
 	if err != nil {
 		return stop("--fix: %v, nothing was changed", err)
@@ -72,7 +66,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 	if !p.Acts() {
 		return stop("--fix: fix does not act on volume %s: %s", s.vol, p.Why)
 	}
-	out := r.RepairVolume(ctx, p)
+	out := r.RepairFresh(ctx, p)
 	if out.Result != fix.ResultRepaired {
 		s.step("Not repaired by fix (%s): %s.", out.Result, out.Detail)
 		return stop("--fix: volume %s was not repaired (%s)", s.vol, out.Result)

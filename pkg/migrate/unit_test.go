@@ -13,7 +13,7 @@ import (
 
 // TestWritesCarryResourceVersion: every write of both drivers is pinned to
 // the resourceVersion of the object it was decided on, and says exactly
-// what §6.5 says it should.
+// what its driver is meant to write.
 func TestWritesCarryResourceVersion(t *testing.T) {
 	decode := func(t *testing.T, w write) map[string]any {
 		t.Helper()

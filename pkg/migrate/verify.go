@@ -7,7 +7,8 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// verdict is "verify after confirm or rollback" (§6.5) for node K.
+// verdict is the check after a confirm or a rollback that the volume is
+// settled on node K.
 type verdict struct {
 	ok      bool
 	engine  string // the one engine left, when there is one

@@ -110,7 +110,8 @@ func (s *session) settle() time.Duration {
 	return 10 * s.o.PollInterval
 }
 
-// waitReady waits for the §6.5 readiness of a migration to node to.
+// waitReady waits until a migration to node to is ready to confirm
+// (checkReady).
 func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
 	s.infof("Waiting up to %s for the migration engine on %s to be ready...", s.o.Timeout, to)
 	return s.poll(ctx, s.o.Timeout, "the migration engine on "+to+" to be ready", func(sn *snapshot) pollResult {

@@ -22,11 +22,11 @@ var storageVolumeAttachments = inventory.CSIAttachmentsResource
 //
 // Why it matters: when Kubernetes attached the volume, the CSI external-
 // attacher owns the attachment (on 1.5+ the csi-attacher tickets are the
-// Kubernetes VolumeAttachments under another name, §5). A tool that moves
+// Kubernetes VolumeAttachments under another name). A tool that moves
 // the volume under it races the attacher, which may publish again; a stray
-// ticket for the old node after a confirm looks like a new migration back
-// (§6.5 caveats). Such volumes should move through Kubernetes (e.g. a
-// KubeVirt VirtualMachineInstanceMigration); --force accepts the risk.
+// ticket for the old node after a confirm looks like a new migration back.
+// Such volumes should move through Kubernetes (e.g. a KubeVirt
+// VirtualMachineInstanceMigration); --force accepts the risk.
 //
 // Evidence, either is enough:
 //   - a storage.k8s.io/v1 VolumeAttachment with attacher driver.longhorn.io
