@@ -56,9 +56,9 @@ fmt-check:
 # -fuzzminimizetime keeps a crash's minimisation from eating the budget.
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzFilesParse  -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
-	$(GO) test -run='^$$' -fuzz=FuzzBundleParse -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
-	$(GO) test -run='^$$' -fuzz=FuzzLogLine     -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/inventory
+	$(GO) test -run='^$$' -fuzz=FuzzFilesParse  -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/readstate
+	$(GO) test -run='^$$' -fuzz=FuzzBundleParse -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/readstate
+	$(GO) test -run='^$$' -fuzz=FuzzLogLine     -fuzztime=$(FUZZTIME) -fuzzminimizetime=20x ./pkg/readstate
 
 # --- Release and ecosystem -------------------------------------------------
 # Pinned tools build from the Go module proxy into bin/tools, from their own

@@ -2,7 +2,7 @@ package cmd
 
 import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fixwatch"
 )
 
 // Hooks are the test hooks of the commands that have them, handed to each
@@ -11,5 +11,5 @@ import (
 // own to ExecuteWithHooks, so two runs never share them.
 type Hooks struct {
 	Fix   fix.Hooks
-	Guard guard.Hooks
+	Guard fixwatch.Hooks
 }

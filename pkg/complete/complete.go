@@ -12,8 +12,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // readTimeout bounds a completion's reads: the shell waits on them.
@@ -23,13 +23,13 @@ const readTimeout = 5 * time.Second
 // on the command line.
 func Volumes(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		c, err := inventory.FromFlags(cf)
+		c, err := readstate.FromFlags(cf)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 		defer cancel()
-		vols, err := inventory.ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, cmdutil.Namespace(cf), "", 0)
+		vols, err := readstate.ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, cmdutil.Namespace(cf), "", 0)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -51,20 +51,20 @@ func Volumes(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 // the node the volume (when already given) is attached to.
 func MigrationTargets(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		c, err := inventory.FromFlags(cf)
+		c, err := readstate.FromFlags(cf)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 		defer cancel()
 		ns := cmdutil.Namespace(cf)
-		nodes, err := inventory.ListAll[longhorn.Node](ctx, c, longhorn.Nodes, ns, "", 0)
+		nodes, err := readstate.ListAll[longhorn.Node](ctx, c, longhorn.Nodes, ns, "", 0)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		current := ""
 		if len(args) == 1 {
-			if v, err := inventory.Get[longhorn.Volume](ctx, c, longhorn.Volumes, ns, args[0]); err == nil {
+			if v, err := readstate.Get[longhorn.Volume](ctx, c, longhorn.Volumes, ns, args[0]); err == nil {
 				current = v.Status.CurrentNodeID
 			}
 		}

@@ -15,7 +15,7 @@ import (
 
 // Watch is `fix --watch`, the upgrade guard, as the fix command sees it:
 // Options of its own around fix's (selection, --yes, --dry-run, ...), with
-// the flags only --watch uses. pkg/guard implements it on top of this
+// the flags only --watch uses. pkg/fixwatch implements it on top of this
 // package's Options and Repairer, so importing it here would be a cycle:
 // NewCmdFix is handed its constructor instead.
 type Watch interface {

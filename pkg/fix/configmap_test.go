@@ -101,7 +101,7 @@ func TestFixBackupToConfigMap(t *testing.T) {
 // A ConfigMap create that fails means no write: here the API server
 // refuses it as not found, since it serves no core/v1. (Refused as
 // forbidden by RBAC: internal/e2e TestFixBackupToConfigMapForbidden;
-// created for real: pkg/guard TestDeployRoles.)
+// created for real: pkg/fixwatch TestDeployRoles.)
 func TestFixBackupToConfigMapFailsBeforeTheWrite(t *testing.T) {
 	ctx := reset(t)
 	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))

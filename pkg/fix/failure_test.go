@@ -23,8 +23,8 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // If the replica flags end up inverted after a change (here someone flips
@@ -299,7 +299,7 @@ func TestFixDefaultBackupDir(t *testing.T) {
 // precondition failed, a fixed release...) is not written at all.
 func TestFixPropertyOverGeneratedStates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6642, 7))
-	client, err := inventory.NewClient(cluster.RESTConfig())
+	client, err := readstate.NewClient(cluster.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 				all.Add(stripVersion(fix.RandomObjects(rng, version, "vol-"+string(rune('a'+i)))))
 			}
 			create(t, ctx, all)
-			st, err := inventory.Load(ctx, client, inventory.LoadOptions{Namespace: cluster.Namespace()})
+			st, err := readstate.Load(ctx, client, readstate.LoadOptions{Namespace: cluster.Namespace()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,9 +20,9 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // Options is everything `fix` needs, filled by flags and Complete, checked
@@ -46,7 +46,7 @@ type Options struct {
 	Hooks Hooks
 
 	namespace string
-	client    *inventory.Client
+	client    *readstate.Client
 	strategy  Strategy
 	dryRun    cmdutil.DryRun
 	now       func() time.Time
@@ -86,7 +86,7 @@ func (o *Options) Complete(args []string) error {
 	if o.client != nil {
 		return nil
 	}
-	c, err := inventory.FromFlags(o.ConfigFlags)
+	c, err := readstate.FromFlags(o.ConfigFlags)
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // Plan is what fix intends to do, volume by volume, from one fresh read.
@@ -286,9 +286,9 @@ func dedupe(sorted []string) []string {
 }
 
 // loadPlan reads the selected volumes (every volume with --all) and plans.
-func loadPlan(ctx context.Context, c *inventory.Client, ns string, volumes []string, s Strategy, o detect.Options,
+func loadPlan(ctx context.Context, c *readstate.Client, ns string, volumes []string, s Strategy, o detect.Options,
 	warnf func(string, ...any)) (*Plan, error) {
-	st, err := inventory.Load(ctx, c, inventory.LoadOptions{Namespace: ns, Volumes: volumes, Warnf: warnf})
+	st, err := readstate.Load(ctx, c, readstate.LoadOptions{Namespace: ns, Volumes: volumes, Warnf: warnf})
 	if err != nil {
 		return nil, err
 	}

@@ -7,13 +7,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // volumeRead is one volume re-read right before acting (or while waiting):
 // the typed state detect judges and the same objects, complete, for the
-// backup. Both come from one set of requests (inventory.ReadVolume), so the
+// backup. Both come from one set of requests (readstate.ReadVolume), so the
 // backup is exactly what was checked.
 type volumeRead struct {
 	state   *longhorn.State
@@ -21,9 +21,9 @@ type volumeRead struct {
 	found   bool                         // false when the volume is gone
 }
 
-// readVolume reads one volume with inventory's per-volume reader.
-func readVolume(ctx context.Context, c *inventory.Client, ns, vol string) (*volumeRead, error) {
-	r, err := inventory.ReadVolume(ctx, c, ns, vol)
+// readVolume reads one volume with readstate's per-volume reader.
+func readVolume(ctx context.Context, c *readstate.Client, ns, vol string) (*volumeRead, error) {
+	r, err := readstate.ReadVolume(ctx, c, ns, vol)
 	if err != nil {
 		return nil, err
 	}

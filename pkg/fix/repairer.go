@@ -5,13 +5,13 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // Settings are how a Repairer works; fix, the guard (fix --watch) and
 // migrate --fix fill them from their flags.
 type Settings struct {
-	Client    *inventory.Client
+	Client    *readstate.Client
 	Namespace string
 	Strategy  Strategy
 	// DryRun must be cmdutil.DryRunNone (or cmdutil.DryRunServer) for any

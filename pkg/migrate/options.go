@@ -15,7 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // Mode is the subcommand.
@@ -69,7 +69,7 @@ type Options struct {
 	args      []string
 	namespace string
 	dryRun    cmdutil.DryRun
-	client    *inventory.Client
+	client    *readstate.Client
 }
 
 // NewOptions returns defaults.
@@ -103,7 +103,7 @@ func (o *Options) Complete(args []string) error {
 	if o.client != nil {
 		return nil
 	}
-	c, err := inventory.FromFlags(o.ConfigFlags)
+	c, err := readstate.FromFlags(o.ConfigFlags)
 	if err != nil {
 		return err
 	}

@@ -10,16 +10,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // session is one run of a migrate subcommand: the client, the Longhorn
 // version read once, the driver it selects, and the steps taken so far.
 type session struct {
 	o     *Options
-	c     *inventory.Client
+	c     *readstate.Client
 	ns    string
 	vol   string
 	ver   longhorn.Version
@@ -36,7 +36,7 @@ type session struct {
 func newSession(ctx context.Context, o *Options) (*session, error) {
 	s := &session{o: o, c: o.client, ns: o.namespace, vol: o.Volume, t0: time.Now(),
 		progress: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor("auto", o.ErrOut)))}
-	v, src, err := inventory.ReadVersion(ctx, s.c, s.ns)
+	v, src, err := readstate.ReadVersion(ctx, s.c, s.ns)
 	if err != nil {
 		return nil, cmdutil.WithCode(ExitNoCheck, err)
 	}
@@ -54,7 +54,7 @@ func (s *session) read(ctx context.Context) (*snapshot, error) {
 
 // readNode reads a Longhorn node; nil when it does not exist.
 func (s *session) readNode(ctx context.Context, name string) (*longhorn.Node, error) {
-	n, err := inventory.Get[longhorn.Node](ctx, s.c, longhorn.Nodes, s.ns, name)
+	n, err := readstate.Get[longhorn.Node](ctx, s.c, longhorn.Nodes, s.ns, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // snapshot is one read of everything a migration step looks at: the volume,
@@ -35,10 +35,10 @@ func (e *notFoundError) Error() string {
 	return fmt.Sprintf("%s %q not found in namespace %q", e.kind, e.name, e.ns)
 }
 
-// readSnapshot reads the volume and what belongs to it with inventory's
+// readSnapshot reads the volume and what belongs to it with readstate's
 // per-volume reader.
-func readSnapshot(ctx context.Context, c *inventory.Client, ns, vol string, ver longhorn.Version) (*snapshot, error) {
-	r, err := inventory.ReadVolumeAt(ctx, c, ns, vol, ver, "setting "+longhorn.VersionSetting)
+func readSnapshot(ctx context.Context, c *readstate.Client, ns, vol string, ver longhorn.Version) (*snapshot, error) {
+	r, err := readstate.ReadVolumeAt(ctx, c, ns, vol, ver, "setting "+longhorn.VersionSetting)
 	if err != nil {
 		return nil, err
 	}

@@ -8,15 +8,15 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // csiDriverName is Longhorn's CSI driver, the attacher of its Kubernetes
 // VolumeAttachments.
 const csiDriverName = longhorn.CSIDriver
 
-var storageVolumeAttachments = inventory.CSIAttachmentsResource
+var storageVolumeAttachments = readstate.CSIAttachmentsResource
 
 // usage is whether a Kubernetes workload uses the volume.
 //
@@ -61,7 +61,7 @@ func (u usage) check() check {
 }
 
 // workloadUse gathers the evidence. The CSI attachments come from
-// inventory's reader, the one scan and fix use; any Longhorn CSI
+// readstate's reader, the one scan and fix use; any Longhorn CSI
 // attachment of the PV counts here, attached or not (the attacher owns it
 // either way).
 func workloadUse(ctx context.Context, dyn dynamic.Interface, s *snapshot) usage {
@@ -70,7 +70,7 @@ func workloadUse(ctx context.Context, dyn dynamic.Interface, s *snapshot) usage 
 		u.inUse = true
 		u.evidence = append(u.evidence, "Longhorn reports pods using it: "+strings.Join(pods, ", "))
 	}
-	all, read, err := inventory.ReadCSIAttachments(ctx, dyn)
+	all, read, err := readstate.ReadCSIAttachments(ctx, dyn)
 	var nodes []string
 	for _, a := range longhorn.CSIAttachmentsFor(all, s.volume.Name, s.kube.PVName) {
 		nodes = append(nodes, a.NodeName)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/guard"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fixwatch"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
 )
 
@@ -41,7 +41,7 @@ type Options struct {
 
 	target    *longhorn.Version
 	namespace string
-	client    *inventory.Client
+	client    *readstate.Client
 }
 
 // NewOptions returns defaults.
@@ -49,10 +49,10 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 	return &Options{
 		ConfigFlags:      cf,
 		IOStreams:        streams,
-		Window:           guard.DefaultFor,
+		Window:           fixwatch.DefaultFor,
 		Output:           "table",
 		PendingThreshold: detect.DefaultPendingThreshold,
-		ChunkSize:        inventory.DefaultPageSize,
+		ChunkSize:        readstate.DefaultPageSize,
 	}
 }
 
@@ -105,7 +105,7 @@ func (o *Options) Complete() error {
 	if o.client != nil || o.offline() {
 		return nil
 	}
-	c, err := inventory.FromFlags(o.ConfigFlags)
+	c, err := readstate.FromFlags(o.ConfigFlags)
 	if err != nil {
 		return err
 	}
@@ -149,22 +149,22 @@ func (o *Options) warnf(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+
 func (o *Options) read(ctx context.Context) (input, error) {
 	dopts := detect.Options{PendingThreshold: o.PendingThreshold}
 	if !o.offline() {
-		lo := inventory.LoadOptions{Namespace: o.namespace, PageSize: o.ChunkSize, Warnf: o.warnf}
-		st, err := inventory.Load(ctx, o.client, lo)
+		lo := readstate.LoadOptions{Namespace: o.namespace, PageSize: o.ChunkSize, Warnf: o.warnf}
+		st, err := readstate.Load(ctx, o.client, lo)
 		if err != nil {
 			return input{}, err
 		}
 		return input{State: st, Result: detect.Classify(st, dopts), Source: "cluster", Unchecked: orphanCheck(st, "")}, nil
 	}
-	oo := inventory.OfflineOptions{Namespace: explicitNamespace(o.ConfigFlags), Warnf: o.warnf}
+	oo := readstate.OfflineOptions{Namespace: explicitNamespace(o.ConfigFlags), Warnf: o.warnf}
 	var (
-		off *inventory.Offline
+		off *readstate.Offline
 		err error
 	)
 	if o.Bundle != "" {
-		off, err = inventory.LoadBundle(ctx, o.Bundle, oo)
+		off, err = readstate.LoadBundle(ctx, o.Bundle, oo)
 	} else {
-		off, err = inventory.LoadFiles(ctx, o.Filenames, o.In, oo)
+		off, err = readstate.LoadFiles(ctx, o.Filenames, o.In, oo)
 	}
 	if err != nil {
 		return input{}, err

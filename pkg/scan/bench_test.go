@@ -18,8 +18,8 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // The benchmark cluster: 10,000 volumes, 10,100 engines (one volume in a
@@ -67,12 +67,12 @@ func (c counting) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.rt.RoundTrip(r)
 }
 
-func benchClient(b *testing.B) (*inventory.Client, *atomic.Int64) {
+func benchClient(b *testing.B) (*readstate.Client, *atomic.Int64) {
 	n := &atomic.Int64{}
 	cfg := rest.CopyConfig(benchTarget(b))
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return counting{rt, n} }
 	cfg.QPS, cfg.Burst = -1, 0
-	c, err := inventory.NewClient(cfg)
+	c, err := readstate.NewClient(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func BenchmarkScan(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			heap = peak(func() {
-				st, err := inventory.Load(ctx, c, inventory.LoadOptions{Namespace: benchNS})
+				st, err := readstate.Load(ctx, c, readstate.LoadOptions{Namespace: benchNS})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // Offline analysis: --bundle reads a Longhorn support bundle, -f reads
@@ -41,17 +41,17 @@ func (o *Options) validateOffline() error {
 
 func (o *Options) runOffline(ctx context.Context) error {
 	warnf := func(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) }
-	oo := inventory.OfflineOptions{
+	oo := readstate.OfflineOptions{
 		Namespace: explicitNamespace(o.ConfigFlags), Volumes: o.Volumes, Selector: o.Selector, Warnf: warnf,
 	}
 	var (
-		off *inventory.Offline
+		off *readstate.Offline
 		err error
 	)
 	if o.Bundle != "" {
-		off, err = inventory.LoadBundle(ctx, o.Bundle, oo)
+		off, err = readstate.LoadBundle(ctx, o.Bundle, oo)
 	} else {
-		off, err = inventory.LoadFiles(ctx, o.Filenames, o.In, oo)
+		off, err = readstate.LoadFiles(ctx, o.Filenames, o.In, oo)
 	}
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
@@ -79,7 +79,7 @@ func explicitNamespace(cf *genericclioptions.ConfigFlags) string {
 
 // logEvidence converts the loader's evidence; with a volume selection only
 // the selected volumes keep theirs.
-func logEvidence(off *inventory.Offline, partial bool) map[string]detect.LogEvidence {
+func logEvidence(off *readstate.Offline, partial bool) map[string]detect.LogEvidence {
 	if len(off.Logs) == 0 {
 		return nil
 	}
@@ -116,6 +116,6 @@ func logColumn(ev *detect.LogEvidence) string {
 
 // LogEvidence is the bundle's log evidence for every volume, in the form
 // detect.AttachLogs takes; preflight classifies offline input as scan does.
-func LogEvidence(off *inventory.Offline) map[string]detect.LogEvidence {
+func LogEvidence(off *readstate.Offline) map[string]detect.LogEvidence {
 	return logEvidence(off, false)
 }

@@ -390,7 +390,7 @@ func TestScanBundleNamespace(t *testing.T) {
 
 // A Longhorn 1.3 bundle (its own layout) is classified for 1.3.
 func TestScanBundle13(t *testing.T) {
-	p := filepath.Join("..", "inventory", "testdata", "longhorn-support-bundle_6a1c9e2f_2022-08-01T09-30-00Z")
+	p := filepath.Join("..", "readstate", "testdata", "longhorn-support-bundle_6a1c9e2f_2022-08-01T09-30-00Z")
 	r := offRun(t, "scan", "--bundle", p, "-o", "json")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "warning: longhorn-support-bundle_6a1c9e2f_2022-08-01T09-30-00Z: Longhorn 1.3 bundle layout") {
 		t.Fatalf("%s", r)

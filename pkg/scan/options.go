@@ -11,8 +11,8 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/inventory"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
 // Options is everything `scan` needs, filled by flags and Complete, checked
@@ -37,7 +37,7 @@ type Options struct {
 	Describe bool
 
 	namespace string
-	client    *inventory.Client
+	client    *readstate.Client
 }
 
 // NewOptions returns defaults.
@@ -48,7 +48,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 		Output:           "table",
 		Color:            "auto",
 		PendingThreshold: detect.DefaultPendingThreshold,
-		ChunkSize:        inventory.DefaultPageSize,
+		ChunkSize:        readstate.DefaultPageSize,
 	}
 }
 
@@ -59,7 +59,7 @@ func (o *Options) Complete(args []string) error {
 	if o.client != nil || o.offline() {
 		return nil
 	}
-	c, err := inventory.FromFlags(o.ConfigFlags)
+	c, err := readstate.FromFlags(o.ConfigFlags)
 	if err != nil {
 		return err
 	}
@@ -103,11 +103,11 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.offline() {
 		return o.runOffline(ctx)
 	}
-	lo := inventory.LoadOptions{
+	lo := readstate.LoadOptions{
 		Namespace: o.namespace, Volumes: o.Volumes, Selector: o.Selector, PageSize: o.ChunkSize,
 		Warnf: func(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) },
 	}
-	st, err := inventory.Load(ctx, o.client, lo)
+	st, err := readstate.Load(ctx, o.client, lo)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
@@ -156,7 +156,7 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 }
 
 // Client exposes the client for completion helpers.
-func (o *Options) Client() *inventory.Client { return o.client }
+func (o *Options) Client() *readstate.Client { return o.client }
 
 // incompleteError is exit 2 naming what could not be read, or nil when the
 // check covered all of its input.

@@ -1,0 +1,197 @@
+package fixwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
+)
+
+// Defaults of --for and --settle.
+const (
+	DefaultFor    = 6 * time.Hour
+	DefaultSettle = 60 * time.Second
+)
+
+// exitNoCheck is fix's code for "could not check": flags, RBAC, API.
+const exitNoCheck = fix.ExitNoCheck
+
+// Options is `fix --watch`: fix's own options (selection, --yes, --dry-run,
+// --strategy, --backup-dir, --wait, --timeout, --parallel, --color) plus
+// the window and the settle time.
+type Options struct {
+	Fix    *fix.Options
+	For    time.Duration
+	Settle time.Duration
+	// Hooks are set by tests only.
+	Hooks Hooks
+
+	namespace string
+	client    *readstate.Client
+	strategy  fix.Strategy
+	dryRun    cmdutil.DryRun
+	now       func() time.Time
+}
+
+// NewOptions returns the defaults around fix's options, whose flags the
+// command shares.
+func NewOptions(f *fix.Options) *Options {
+	return &Options{Fix: f, For: DefaultFor, Settle: DefaultSettle, now: time.Now}
+}
+
+// NewWatch is NewOptions with hooks (zero but in tests), as fix.NewCmdFix
+// takes it.
+func NewWatch(hooks Hooks) func(*fix.Options) fix.Watch {
+	return func(f *fix.Options) fix.Watch {
+		o := NewOptions(f)
+		o.Hooks = hooks
+		return o
+	}
+}
+
+// AddFlags adds the flags only --watch uses.
+func (o *Options) AddFlags(f *pflag.FlagSet) {
+	f.DurationVar(&o.For, "for", o.For, "With --watch: how long to watch")
+	f.DurationVar(&o.Settle, "settle", o.Settle, "With --watch: how long a repairable state must last, unchanged, before it is repaired")
+}
+
+// Complete takes the volume names, parses fix's --strategy and --dry-run,
+// and resolves the namespace and client.
+func (o *Options) Complete(args []string) error {
+	f := o.Fix
+	f.Volumes = args
+	s, err := fix.ParseStrategy(f.Strategy)
+	if err != nil {
+		return err
+	}
+	o.strategy = s
+	d, err := cmdutil.DryRunFlag(f.DryRun, f.ErrOut)
+	if err != nil {
+		return err
+	}
+	o.dryRun = d
+	o.namespace = cmdutil.Namespace(f.ConfigFlags)
+	if o.client != nil {
+		return nil
+	}
+	c, err := readstate.FromFlags(f.ConfigFlags)
+	if err != nil {
+		return err
+	}
+	o.client = c
+	return nil
+}
+
+// Validate checks the flags before any request; it changes nothing. Volume
+// names are optional: without them (or with --all) every volume is watched.
+func (o *Options) Validate() error {
+	f := o.Fix
+	if len(f.Volumes) > 0 && f.All {
+		return errors.New("name volumes or pass --all, not both")
+	}
+	switch {
+	case o.For <= 0:
+		return errors.New("--for must be positive")
+	case o.Settle <= 0:
+		return errors.New("--settle must be positive: the guard acts only on a state that lasts")
+	case f.Timeout <= 0:
+		return errors.New("--timeout must be positive")
+	case f.Parallel < 1:
+		return errors.New("--parallel must be at least 1")
+	}
+	if err := fix.ValidateBackupTo(f.BackupTo); err != nil {
+		return err
+	}
+	return cmdutil.ValidateColor(f.Color)
+}
+
+// Run guards the namespace until ctx ends or --for passes. The error carries
+// the exit code: 0 nothing stayed unrepaired, 1 something did (or the run
+// was not confirmed), 2 could not watch (RBAC, API, flags), 3 replica flags
+// inverted after a repair.
+func (o *Options) Run(ctx context.Context) error {
+	f := o.Fix
+	out, errOut := newStamper(f.Out), newStamper(f.ErrOut)
+	prog := progress.New(f.ErrOut, cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.ErrOut)))
+	out.clear, errOut.clear = prog.Clear, prog.Clear
+	defer out.Flush()
+	defer errOut.Flush()
+
+	if o.dryRun == cmdutil.DryRunNone && !f.Yes {
+		q := fmt.Sprintf("Repair volumes in namespace %s automatically, without asking again, for the next %s?", o.namespace, o.For)
+		ok, err := cmdutil.Prompt{In: f.In, ErrOut: f.ErrOut}.Ask(ctx, q)
+		switch {
+		case errors.Is(err, cmdutil.ErrNotTerminal):
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report", err))
+		case err != nil:
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+		case !ok:
+			return cmdutil.WithCode(fix.ExitNotDone, errors.New("aborted: nothing was watched or changed"))
+		}
+	}
+
+	ver, src, err := readstate.ReadVersion(ctx, o.client, o.namespace)
+	if err != nil {
+		return cmdutil.WithCode(exitNoCheck, err)
+	}
+	if !ver.Known() {
+		errOut.Printf("warning: Longhorn version unknown (%s): findings are reported, nothing is repaired", src)
+	} else if !ver.Affected() {
+		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.10; see docs/support-matrix.md)", ver)
+	}
+	if err := preflight(ctx, o.client, o.namespace, watchedResources(ver), writeVerbs(ver, o.strategy, o.dryRun)); err != nil {
+		return cmdutil.WithCode(exitNoCheck, err)
+	}
+
+	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
+	r, err := fix.NewRepairer(fix.Settings{
+		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
+		Wait: f.Wait, Timeout: f.Timeout, PollInterval: o.Hooks.pollInterval(), Printer: pr,
+	}, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
+	if err != nil {
+		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+	}
+	defer r.Close()
+	backupDir := ""
+	if b := r.Backup; b != nil {
+		backupDir = b.Dir
+		if err := r.ConfigMaps.Probe(ctx); err != nil && !allowed(err) {
+			return cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.namespace))
+		}
+		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.namespace, ver, o.strategy, o.For, o.Settle, f.Volumes); err != nil {
+			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+		}
+		errOut.Printf("Backups and the action log go to %s", r.BackupsGoTo())
+	}
+
+	g := New(Config{
+		Client: o.client, Namespace: o.namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
+		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog, Hooks: o.Hooks,
+	}, out, errOut)
+	rep, err := g.Run(ctx)
+	if rep != nil {
+		rep.print(errOut, backupDir)
+		if r.Backup != nil {
+			_ = r.Backup.Log.Printf("guard stop reason=%q repairs=%d unrepaired=%d", rep.Reason, len(rep.Outcomes), len(rep.Unrepaired))
+		}
+	}
+	if err != nil {
+		return cmdutil.WithCode(exitNoCheck, err)
+	}
+	switch code := rep.ExitCode(); code {
+	case fix.ExitOK:
+		return nil
+	case fix.ExitInverted:
+		return cmdutil.WithCode(code, fmt.Errorf("stopped: replica flags are inverted on volume(s) %s; follow the recovery steps above before running fix again", strings.Join(rep.Inverted, ", ")))
+	default:
+		return cmdutil.Silent(code)
+	}
+}
