@@ -57,7 +57,7 @@
 //     GetCurrentEngineAndExtras looks at spec.active only, never at
 //     deletionTimestamp, so two active engines fail every sync with
 //     "BUG: found the second active engine <b> besides <a>" (names in
-//     name order). Migration follows the domain document §6.1–§6.4: the
+//     name order). Migration follows Longhorn's own steps per release: the
 //     migration engine (inactive, unplaced) and clone replicas (same data
 //     directory, inactive, spec copied from the original), placement on
 //     the target once the clones run, readiness, the revert cases, and the

@@ -254,7 +254,8 @@ func TestTwoActiveEnginesBug(t *testing.T) {
 }
 
 // TestRepairAfterBug checks the consequences of the two documented repairs
-// (domain doc §8.2, §8.3).
+// (docs/troubleshooting-two-active-engines.md: deleting on 1.3/1.4, and
+// deactivating).
 func TestRepairAfterBug(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -286,7 +287,7 @@ func TestRepairAfterBug(t *testing.T) {
 				e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
 				return
 			}
-			// §8.2: the flip never runs, clean-up deletes the survivor's
+			// Deleting on 1.4: the flip never runs, clean-up deletes the survivor's
 			// (inactive) replicas, the originals stay active for a gone engine
 			e.WaitFor("survivor lost its replicas", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 				if len(es) != 1 || es[0].Name != mig || len(rs) != 2 {

@@ -1,7 +1,7 @@
 package testenv
 
 // Support bundles for tests, laid out and encoded the way support-bundle-kit
-// does for Longhorn 1.4 and later (domain doc §9): a top folder
+// does for Longhorn 1.4 and later: a top folder
 // supportbundle_<uid>_<time>, metadata.yaml with lower-cased keys, one YAML
 // List per namespace and resource under
 // yamls/namespaced/<ns>/<group>/<version>/<plural>.yaml with the "null"
@@ -268,7 +268,7 @@ func JSONObjectsFrom(ctx context.Context, dyn dynamic.Interface, ns string) ([]m
 	return out, nil
 }
 
-// Log line formats of a volume's failing sync, by release (domain doc §7).
+// Log line formats of a volume's failing sync, by release, as longhorn-manager logs them.
 const (
 	Style143 = "v1.4.3" // warning, "Error syncing Longhorn volume <ns>/<vol>"
 	Style151 = "v1.5.1" // error, "Failed to sync Longhorn volume <ns>/<vol>"

@@ -9,7 +9,7 @@ import (
 
 // JSON-shaped Longhorn objects as the API server returns them, for bundles
 // and files written by the tests. The #6642 volume is the stuck-confirm
-// state of domain doc §7 on node-b; empty strings are kept empty so the
+// state (docs/troubleshooting-two-active-engines.md) on node-b; empty strings are kept empty so the
 // writer's "null" rewriting has something to rewrite.
 
 // BundleNamespace and BundleImage of the fixtures.
