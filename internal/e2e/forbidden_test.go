@@ -30,8 +30,6 @@ func resourceVersions(ctx context.Context, t *testing.T) map[string]string {
 	return out
 }
 
-var assertUnchanged = testenv.AssertUnchanged
-
 func readLog(t *testing.T, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, fix.ActionLogName))
@@ -75,13 +73,13 @@ func TestFixForbidden(t *testing.T) {
 	if log := readLog(t, dir); !strings.Contains(log, "attempt") || !strings.Contains(log, "error=") {
 		t.Errorf("actions.log lacks the attempt and its error:\n%s", log)
 	}
-	assertUnchanged(t, before, resourceVersions(ctx, t))
+	testenv.AssertUnchanged(t, before, resourceVersions(ctx, t))
 
 	r = kubectlAs(ctx, t, userWith(t, nil), "longhorn-engines", "fix", stuckVolume, "--yes", "--backup-dir", dir)
 	if r.Code != fix.ExitNoCheck || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot get volumes.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
 		t.Errorf("no rights: want exit %d and one line \"error: forbidden: cannot get volumes.longhorn.io ...\":\n%v", fix.ExitNoCheck, r)
 	}
-	assertUnchanged(t, before, resourceVersions(ctx, t))
+	testenv.AssertUnchanged(t, before, resourceVersions(ctx, t))
 }
 
 // A backup ConfigMap the server refuses means no write at all.
@@ -101,7 +99,7 @@ func TestFixBackupToConfigMapForbidden(t *testing.T) {
 	if log := readLog(t, dir); strings.Contains(log, "attempt") {
 		t.Errorf("a write was attempted:\n%s", log)
 	}
-	assertUnchanged(t, before, resourceVersions(ctx, t))
+	testenv.AssertUnchanged(t, before, resourceVersions(ctx, t))
 	cms, err := cluster.Client().CoreV1().ConfigMaps(cluster.Namespace()).List(ctx, metav1.ListOptions{LabelSelector: fix.LabelManagedBy + "=" + fix.ManagedBy})
 	if err != nil || len(cms.Items) != 0 {
 		t.Errorf("backup ConfigMaps: %v %v", cms, err)

@@ -131,7 +131,7 @@ func TestFixRefusesWhenWorkloadRunsElsewhere(t *testing.T) {
 			if r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, tc.want) {
 				t.Errorf("fix: want exit 1 (refused) saying %q:\n%v", tc.want, r)
 			}
-			assertUnchanged(t, before, resourceVersions(ctx, t))
+			testenv.AssertUnchanged(t, before, resourceVersions(ctx, t))
 			if !engineActive(ctx, t, stale) {
 				t.Errorf("%s was deactivated", stale)
 			}
@@ -158,5 +158,5 @@ func TestVMIMigrationInFlight(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, "in flight") {
 		t.Errorf("fix: want exit 1 and \"in flight\":\n%v", r)
 	}
-	assertUnchanged(t, before, resourceVersions(ctx, t))
+	testenv.AssertUnchanged(t, before, resourceVersions(ctx, t))
 }

@@ -40,7 +40,7 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
 		}
-		contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-b" failed: backup failed, nothing written`, "no space left on device")
+		testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-b" failed: backup failed, nothing written`, "no space left on device")
 		after := versions(t, ctx)
 		for k, v := range before {
 			if strings.Contains(k, "vol-b") && after[k] != v {
@@ -66,8 +66,8 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 		if res.Code != fix.ExitNotDone || strings.Count(res.Stderr, "error: ") != 1 {
 			t.Errorf("exit %d, want %d with one error line", res.Code, fix.ExitNotDone)
 		}
-		contains(t, "stderr", res.Stderr, "nothing was changed")
-		assertUnchanged(t, before, versions(t, ctx))
+		testenv.Contains(t, "stderr", res.Stderr, "nothing was changed")
+		testenv.AssertUnchanged(t, before, versions(t, ctx))
 	})
 	t.Run("read-only folder", func(t *testing.T) {
 		if os.Geteuid() == 0 {
@@ -85,6 +85,6 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
 		}
-		assertUnchanged(t, before, versions(t, ctx))
+		testenv.AssertUnchanged(t, before, versions(t, ctx))
 	})
 }

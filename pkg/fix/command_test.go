@@ -38,22 +38,22 @@ func TestFixWritesOnlyTheStaleEngine(t *testing.T) {
 			}
 			e := getEngine(t, ctx, stale)
 			if version == vL15a {
-				contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deleted`+"\n")
+				testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deleted`+"\n")
 				if e.GetDeletionTimestamp() == nil {
 					t.Errorf("stale engine %s not deleted", stale)
 				}
 			} else {
-				contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deactivated`+"\n")
+				testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deactivated`+"\n")
 				if active, _, _ := unstructured.NestedBool(e.Object, "spec", "active"); active || e.GetDeletionTimestamp() != nil {
 					t.Errorf("stale engine %s: active=%t deleting=%t, want deactivated", stale, active, e.GetDeletionTimestamp() != nil)
 				}
 			}
-			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" changed:`)
-			contains(t, "stderr", res.Stderr, "Backups and the action log go to "+dir)
+			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" changed:`)
+			testenv.Contains(t, "stderr", res.Stderr, "Backups and the action log go to "+dir)
 			backup := readFile(t, filepath.Join(dir, "vol.yaml"))
-			contains(t, "backup", backup, "---\n", "name: "+stale, "name: "+keep, "kind: Volume")
+			testenv.Contains(t, "backup", backup, "---\n", "name: "+stale, "name: "+keep, "kind: Volume")
 			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
-			contains(t, "actions.log", log, "plan volume=vol", "recheck volume=vol ok", "backup volume=vol", "engine="+stale+" uid=", "attempt", "engine="+stale+" ok")
+			testenv.Contains(t, "actions.log", log, "plan volume=vol", "recheck volume=vol ok", "backup volume=vol", "engine="+stale+" uid=", "attempt", "engine="+stale+" ok")
 			if strings.Contains(log, "engine="+keep+" uid=") {
 				t.Errorf("action log shows a write to the survivor:\n%s", log)
 			}
@@ -91,8 +91,8 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 			if res.Code != c.code {
 				t.Errorf("exit %d, want %d", res.Code, c.code)
 			}
-			contains(t, "stdout", res.Stdout, c.says)
-			assertUnchanged(t, before, versions(t, ctx))
+			testenv.Contains(t, "stdout", res.Stdout, c.says)
+			testenv.AssertUnchanged(t, before, versions(t, ctx))
 			noFile(t, dir)
 		})
 	}
@@ -106,8 +106,8 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d", res.Code)
 		}
-		contains(t, "stderr", res.Stderr, "Longhorn version unknown")
-		assertUnchanged(t, before, versions(t, ctx))
+		testenv.Contains(t, "stderr", res.Stderr, "Longhorn version unknown")
+		testenv.AssertUnchanged(t, before, versions(t, ctx))
 	})
 }
 
@@ -136,8 +136,8 @@ func TestFixStrategyOverride(t *testing.T) {
 	if res.Code != fix.ExitNotDone {
 		t.Errorf("exit %d", res.Code)
 	}
-	contains(t, "stdout", res.Stdout, "--strategy=delete refused on Longhorn v1.4.3")
-	assertUnchanged(t, before, versions(t, ctx))
+	testenv.Contains(t, "stdout", res.Stdout, "--strategy=delete refused on Longhorn v1.4.3")
+	testenv.AssertUnchanged(t, before, versions(t, ctx))
 
 	ctx = reset(t)
 	create(t, ctx, testenv.TwoActiveEngines(vL15a, "vol"))
@@ -146,7 +146,7 @@ func TestFixStrategyOverride(t *testing.T) {
 	if res.Code != fix.ExitOK {
 		t.Errorf("exit %d", res.Code)
 	}
-	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deactivated`)
+	testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deactivated`)
 	if e := getEngine(t, ctx, stale); e.GetDeletionTimestamp() != nil {
 		t.Error("deleted despite --strategy=deactivate")
 	}
@@ -173,8 +173,8 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 				if mode == "server" {
 					suffix = " (server dry run)"
 				}
-				contains(t, "stdout", res.Stdout, "Plan for Longhorn "+version, `engine.longhorn.io "`+stale+`" `+verb+suffix+"\n")
-				assertUnchanged(t, before, versions(t, ctx))
+				testenv.Contains(t, "stdout", res.Stdout, "Plan for Longhorn "+version, `engine.longhorn.io "`+stale+`" `+verb+suffix+"\n")
+				testenv.AssertUnchanged(t, before, versions(t, ctx))
 				noFile(t, dir)
 			})
 		}
@@ -189,7 +189,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d", res.Code)
 		}
-		contains(t, "stdout", res.Stdout, "changed after the re-check")
+		testenv.Contains(t, "stdout", res.Stdout, "changed after the re-check")
 	})
 }
 
@@ -204,9 +204,9 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	if res.Code != fix.ExitNotDone || strings.Contains(res.Stderr, "[y/N]") {
 		t.Errorf("piped y: want exit %d and no question: %s", fix.ExitNotDone, res)
 	}
-	contains(t, "stdout", res.Stdout, "Plan for Longhorn", "deactivate")
-	contains(t, "stderr", res.Stderr, "error: stdin is not a terminal and --yes was not given: nothing was changed")
-	assertUnchanged(t, before, versions(t, ctx))
+	testenv.Contains(t, "stdout", res.Stdout, "Plan for Longhorn", "deactivate")
+	testenv.Contains(t, "stderr", res.Stderr, "error: stdin is not a terminal and --yes was not given: nothing was changed")
+	testenv.AssertUnchanged(t, before, versions(t, ctx))
 	noFile(t, dir)
 
 	// On a terminal, anything but y/yes declines; y applies.
@@ -217,7 +217,7 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 			t.Errorf("answer %q: %s", answer, res)
 		}
 	}
-	assertUnchanged(t, before, versions(t, ctx))
+	testenv.AssertUnchanged(t, before, versions(t, ctx))
 	res = run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), terminal, "fix", "vol", "--backup-dir", dir, "--wait=false")
 	if res.Code != fix.ExitOK || !strings.Contains(res.Stdout, "deactivated") {
 		t.Errorf("answer y: %s", res)
@@ -265,14 +265,14 @@ func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" skipped: skipped, nothing written: `+tt.says)
+			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" skipped: skipped, nothing written: `+tt.says)
 			if active, _, _ := unstructured.NestedBool(getEngine(t, ctx, stale).Object, "spec", "active"); !active {
 				t.Error("the stale engine was written")
 			}
 			if strings.Contains(res.Stdout, "deactivated") {
 				t.Error("a change line was printed")
 			}
-			contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "skip reason=")
+			testenv.Contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "skip reason=")
 			noFile(t, filepath.Join(dir, "vol.yaml"))
 		})
 	}
@@ -296,18 +296,18 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: the server refused to`, "changed after the re-check",
+			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: the server refused to`, "changed after the re-check",
 				"already changed: ", "the next run completes it")
 			e := getEngine(t, ctx, stale)
 			if active, _, _ := unstructured.NestedBool(e.Object, "spec", "active"); !active || e.GetDeletionTimestamp() != nil {
 				t.Error("the stale engine was changed")
 			}
 			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
-			contains(t, "actions.log", log, "engine="+stale+" uid=", "attempt", "engine="+stale+" error=", "check volume=vol replicas ok")
+			testenv.Contains(t, "actions.log", log, "engine="+stale+" uid=", "attempt", "engine="+stale+" error=", "check volume=vol replicas ok")
 
 			// The next run finds the flags already right and completes.
 			again := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", t.TempDir())
-			contains(t, "stdout", again.Stdout, `engine.longhorn.io "`+stale+`" `)
+			testenv.Contains(t, "stdout", again.Stdout, `engine.longhorn.io "`+stale+`" `)
 			if strings.Contains(again.Stdout, "replica.longhorn.io") {
 				t.Errorf("second run wrote replicas again: %s", again.Stdout)
 			}
@@ -330,7 +330,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "no engine was changed")
+			testenv.Contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "no engine was changed")
 			after := versions(t, ctx)
 			for k, v := range before {
 				if k != "replicas/"+first && after[k] != v {
@@ -373,7 +373,7 @@ func TestFixBadInput(t *testing.T) {
 			t.Errorf("fix %v: %d error lines", tt.args, n)
 		}
 	}
-	assertUnchanged(t, before, versions(t, ctx))
+	testenv.AssertUnchanged(t, before, versions(t, ctx))
 }
 
 // TestFixForbidden (a read-only user, a user with no rights) runs on
@@ -396,5 +396,5 @@ func TestFixMissingCRDs(t *testing.T) {
 	if res.Code != fix.ExitNoCheck {
 		t.Errorf("exit %d", res.Code)
 	}
-	contains(t, "stderr", res.Stderr, "error: the server has no resource engines.longhorn.io: Longhorn is not installed")
+	testenv.Contains(t, "stderr", res.Stderr, "error: the server has no resource engines.longhorn.io: Longhorn is not installed")
 }

@@ -77,9 +77,9 @@ func TestFixBackupToConfigMap(t *testing.T) {
 	if file := readFile(t, filepath.Join(dir, "vol.yaml")); cm.Data[fix.ConfigMapObjectsKey] != file {
 		t.Errorf("objects.yaml differs from the backup file:\n%s", cm.Data[fix.ConfigMapObjectsKey])
 	}
-	contains(t, "ConfigMap actions.log", cm.Data[fix.ConfigMapLogKey], "plan volume=vol", "backup volume=vol file=")
-	contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "backup volume=vol configmap=longhorn-system/"+cm.Name)
-	contains(t, "stderr", res.Stderr, "get configmaps -l "+fix.LabelRunID+"="+runID)
+	testenv.Contains(t, "ConfigMap actions.log", cm.Data[fix.ConfigMapLogKey], "plan volume=vol", "backup volume=vol file=")
+	testenv.Contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "backup volume=vol configmap=longhorn-system/"+cm.Name)
+	testenv.Contains(t, "stderr", res.Stderr, "get configmaps -l "+fix.LabelRunID+"="+runID)
 
 	// Restore from the ConfigMap alone, as docs/backups.md says.
 	if active, _, _ := unstructured.NestedBool(getEngine(t, ctx, stale).Object, "spec", "active"); active {
@@ -112,10 +112,10 @@ func TestFixBackupToConfigMapFailsBeforeTheWrite(t *testing.T) {
 	if res.Code != fix.ExitNotDone {
 		t.Errorf("exit %d", res.Code)
 	}
-	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: backup failed, nothing written: creating ConfigMap longhorn-engines-`,
+	testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: backup failed, nothing written: creating ConfigMap longhorn-engines-`,
 		"the server could not find the requested resource")
 	if log := readFile(t, filepath.Join(dir, fix.ActionLogName)); strings.Contains(log, "attempt") {
 		t.Errorf("a write was attempted:\n%s", log)
 	}
-	assertUnchanged(t, before, versions(t, ctx))
+	testenv.AssertUnchanged(t, before, versions(t, ctx))
 }

@@ -66,9 +66,9 @@ func TestFixStopsOnInvertedFlags(t *testing.T) {
 	if res.Code != fix.ExitInverted {
 		t.Errorf("exit %d, want %d", res.Code, fix.ExitInverted)
 	}
-	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+staleA+`" deactivated`, `volume.longhorn.io "vol-a" inverted: STOPPED: replica flags inverted`, "which no longer exists",
+	testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+staleA+`" deactivated`, `volume.longhorn.io "vol-a" inverted: STOPPED: replica flags inverted`, "which no longer exists",
 		`volume.longhorn.io "vol-b" not-attempted:`)
-	contains(t, "stderr", res.Stderr, "STOP: volume vol-a needs manual recovery", "do not delete any replica", "set spec.active=true on them",
+	testenv.Contains(t, "stderr", res.Stderr, "STOP: volume vol-a needs manual recovery", "do not delete any replica", "set spec.active=true on them",
 		"The objects as they were before the change: "+filepath.Join(dir, "vol-a.yaml"), "error: stopped: replica flags are inverted")
 	after := versions(t, ctx)
 	for k, v := range before {
@@ -163,16 +163,16 @@ func TestFixServerGoneMidway(t *testing.T) {
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: `, "cannot reach the Kubernetes API server")
+			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: `, "cannot reach the Kubernetes API server")
 			if n := strings.Count(res.Stdout, "cannot reach"); n != 1 {
 				t.Errorf("%d lines about the lost server", n)
 			}
-			assertUnchanged(t, before, versions(t, ctx))
+			testenv.AssertUnchanged(t, before, versions(t, ctx))
 			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
 			if when == "after the plan" {
-				contains(t, "actions.log", log, "recheck volume=vol error=")
+				testenv.Contains(t, "actions.log", log, "recheck volume=vol error=")
 			} else {
-				contains(t, "actions.log", log, "backup volume=vol", "attempt", "error=")
+				testenv.Contains(t, "actions.log", log, "backup volume=vol", "attempt", "error=")
 			}
 		})
 	}
@@ -286,7 +286,7 @@ func TestFixDefaultBackupDir(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("backup folders %v", dirs)
 	}
-	contains(t, "stderr", res.Stderr, "Backups and the action log go to "+dirs[0])
+	testenv.Contains(t, "stderr", res.Stderr, "Backups and the action log go to "+dirs[0])
 	for _, f := range []string{"vol.yaml", fix.ActionLogName} {
 		if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
 			t.Error(err)

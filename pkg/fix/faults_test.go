@@ -89,8 +89,8 @@ func TestFixWritesUnderFaults(t *testing.T) {
 			if res.Code != tt.code {
 				t.Errorf("exit %d, want %d", res.Code, tt.code)
 			}
-			contains(t, "output", res.Stdout+res.Stderr, tt.out...)
-			contains(t, "action log", readFile(t, filepath.Join(dir, "actions.log")), tt.log...)
+			testenv.Contains(t, "output", res.Stdout+res.Stderr, tt.out...)
+			testenv.Contains(t, "action log", readFile(t, filepath.Join(dir, "actions.log")), tt.log...)
 			if n := p.Count(tt.verb, longhorn.Engines.Plural, stale); n != tt.sent {
 				t.Errorf("%d %s requests reached the server, want %d (a write is never resent)", n, tt.verb, tt.sent)
 			}
@@ -146,7 +146,7 @@ func TestFixReadsUnderFaults(t *testing.T) {
 				if strings.Count(res.Stderr, "error: ") != 1 {
 					t.Errorf("want one error line")
 				}
-				assertUnchanged(t, before, versions(t, ctx))
+				testenv.AssertUnchanged(t, before, versions(t, ctx))
 				noFile(t, dir)
 				return
 			}

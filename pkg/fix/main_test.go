@@ -93,8 +93,6 @@ func versions(t *testing.T, ctx context.Context) map[string]string {
 	return out
 }
 
-var assertUnchanged = testenv.AssertUnchanged
-
 func getEngine(t *testing.T, ctx context.Context, name string) *unstructured.Unstructured {
 	t.Helper()
 	u, err := ri(longhorn.Engines).Get(ctx, name, metav1.GetOptions{})
@@ -114,9 +112,6 @@ func touch(t *testing.T, ctx context.Context, r longhorn.Resource, name string) 
 		t.Fatalf("touch %s %s: %v", r.Plural, name, err)
 	}
 }
-
-// contains fails the test for each of subs that text lacks.
-var contains = testenv.Contains
 
 var (
 	readFile = testenv.ReadFile

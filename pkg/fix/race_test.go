@@ -222,13 +222,13 @@ func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
 				return strings.Contains(e.Sim.LastSyncError(vol), "no healthy or scheduled replica for starting")
 			})
 			scan := clitestRun(e, "scan", vol, "-n", e.NS)
-			contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
+			testenv.Contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
 
 			res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
 			if res.Code != fix.ExitOK {
 				t.Fatalf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
+			testenv.Contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
 			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
 			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
 			e.noDataLost(vol)
@@ -258,7 +258,7 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 			if res.Code != fix.ExitOK {
 				t.Fatalf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, "activated", "deactivated")
+			testenv.Contains(t, "stdout", res.Stdout, "activated", "deactivated")
 			if strings.Contains(res.Stdout, `engine.longhorn.io "`) {
 				t.Errorf("an engine was written: %s", res.Stdout)
 			}

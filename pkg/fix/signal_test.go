@@ -103,7 +103,7 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 				if n := strings.Count(res.Stderr, "error: "); n != 1 || !strings.Contains(res.Stderr, "error: interrupted by "+name) {
 					t.Errorf("want one error line saying the run was interrupted by %s", name)
 				}
-				contains(t, "output", res.Stdout+res.Stderr, step.out...)
+				testenv.Contains(t, "output", res.Stdout+res.Stderr, step.out...)
 				after := versions(t, ctx)
 				for k, v := range before {
 					changed := after[k] != v
@@ -134,7 +134,7 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 					return
 				}
 				backup := readFile(t, filepath.Join(dir, "vol-a.yaml"))
-				contains(t, "backup", backup, testenv.EngineName(vL14a, "vol-a", 0), "active: true")
+				testenv.Contains(t, "backup", backup, testenv.EngineName(vL14a, "vol-a", 0), "active: true")
 				log := readFile(t, filepath.Join(dir, fix.ActionLogName))
 				if !strings.HasSuffix(log, "\n") || !strings.Contains(log, "backup volume=vol-a") {
 					t.Errorf("action log incomplete:\n%s", log)
@@ -197,7 +197,7 @@ func TestFixBinaryRealSignal(t *testing.T) {
 				t.Errorf("stderr:\n%s", stderr.String())
 			}
 			noFile(t, dir)
-			assertUnchanged(t, before, versions(t, ctx))
+			testenv.AssertUnchanged(t, before, versions(t, ctx))
 		})
 	}
 }

@@ -116,10 +116,10 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 			if res.Code != fix.ExitOK {
 				t.Fatalf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout,
+			testenv.Contains(t, "stdout", res.Stdout,
 				`engine.longhorn.io "`+old+`" `+tc.verb+"\n",
 				`volume.longhorn.io "vol-bug" repaired: verified: 1 engine(s): `+mig)
-			contains(t, "stderr", res.Stderr, `waiting for volume "vol-bug"`, "; engines: ", "Summary: 1 volume(s): 1 repaired")
+			testenv.Contains(t, "stderr", res.Stderr, `waiting for volume "vol-bug"`, "; engines: ", "Summary: 1 volume(s): 1 repaired")
 			if strings.Contains(res.Stdout, `"`+mig+`" `+tc.verb) {
 				t.Errorf("the survivor %s was written", mig)
 			}
@@ -182,7 +182,7 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-moving" skipped: skipped, nothing written: `)
+			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-moving" skipped: skipped, nothing written: `)
 			if strings.Contains(res.Stdout, "deactivated\n") || strings.Contains(res.Stdout, "deleted\n") {
 				t.Error("fix wrote after the volume moved")
 			}
@@ -210,8 +210,8 @@ func TestFixTimesOutWhenLonghornCannotFinish(t *testing.T) {
 	if res.Code != fix.ExitNotDone {
 		t.Errorf("exit %d", res.Code)
 	}
-	contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" deleted`, `volume.longhorn.io "vol-stuck" timed-out: not verified within 2s`)
-	contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "delete engine="+old+" ok", "verify volume=vol-stuck timeout")
+	testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" deleted`, `volume.longhorn.io "vol-stuck" timed-out: not verified within 2s`)
+	testenv.Contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "delete engine="+old+" ok", "verify volume=vol-stuck timeout")
 }
 
 // --all with --parallel repairs every affected volume at once and leaves
@@ -236,11 +236,11 @@ func TestFixAllInParallel(t *testing.T) {
 	if res.Code != fix.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
-	contains(t, "stdout", res.Stdout,
+	testenv.Contains(t, "stdout", res.Stdout,
 		`volume.longhorn.io "vol-1" repaired: verified: 1 engine(s): `+mig1,
 		`volume.longhorn.io "vol-2" repaired: verified: 1 engine(s): `+mig2,
 		`volume.longhorn.io "vol-3" healthy: nothing to do`)
-	contains(t, "stderr", res.Stderr, "Summary: 3 volume(s): 1 healthy, 2 repaired",
+	testenv.Contains(t, "stderr", res.Stderr, "Summary: 3 volume(s): 1 healthy, 2 repaired",
 		"1/2 volumes done", "2/2 volumes done")
 	if strings.Contains(res.Stdout, "volumes done") || strings.Contains(res.Stdout, "waiting for volume") {
 		t.Errorf("progress on stdout:\n%s", res.Stdout)

@@ -39,7 +39,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 			if res.Code != fix.ExitOK {
 				t.Fatalf("exit %d, want 0", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" deactivated`,
+			testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" deactivated`,
 				`volume.longhorn.io "vol-bug" repaired: verified: 1 engine(s): `+mig)
 
 			// Faults hit the verification too: reads after the engine's

@@ -75,7 +75,7 @@ func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 	if p.Count("patch", "engines", "") != 0 || p.Count("patch", "replicas", "") != 0 || p.Count("delete", "engines", "") != 0 {
 		t.Errorf("a write was sent")
 	}
-	assertUnchanged(t, before, versions(t, ctx))
+	testenv.AssertUnchanged(t, before, versions(t, ctx))
 }
 
 // When the plan already sees the pod on the other node, fix refuses from the
@@ -99,5 +99,5 @@ func TestPlanRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 	if p.Count("patch", "engines", "") != 0 || p.Count("patch", "replicas", "") != 0 {
 		t.Errorf("a write was sent")
 	}
-	assertUnchanged(t, before, versions(t, ctx))
+	testenv.AssertUnchanged(t, before, versions(t, ctx))
 }

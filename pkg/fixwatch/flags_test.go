@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -69,7 +70,7 @@ func TestGuardNamedVolumesOnly(t *testing.T) {
 		t.Errorf("exit %d, fault hits %d", res.Code, e.Sim.FaultHits(fid))
 	}
 	lacks(t, "output", res.Stdout+res.Stderr, "vol-other")
-	contains(t, "stderr", res.Stderr, "(Longhorn v1.4.3, 1 volume(s))")
+	testenv.Contains(t, "stderr", res.Stderr, "(Longhorn v1.4.3, 1 volume(s))")
 	if len(g.outcomes("vol-other")) != 0 {
 		t.Error("vol-other was repaired")
 	}
@@ -93,6 +94,6 @@ func TestGuardFollowsAnUpgrade(t *testing.T) {
 	if res.Code != 0 {
 		t.Errorf("exit %d", res.Code)
 	}
-	contains(t, "stdout", res.Stdout, `setting.longhorn.io "current-longhorn-version" changed: value=v1.6.0 (was value=v1.4.3)`)
-	contains(t, "stderr", res.Stderr, "watching volumes, engines, replicas in namespace", "Longhorn is now v1.6.0: watching volumeattachments.longhorn.io too")
+	testenv.Contains(t, "stdout", res.Stdout, `setting.longhorn.io "current-longhorn-version" changed: value=v1.6.0 (was value=v1.4.3)`)
+	testenv.Contains(t, "stderr", res.Stderr, "watching volumes, engines, replicas in namespace", "Longhorn is now v1.6.0: watching volumeattachments.longhorn.io too")
 }

@@ -76,7 +76,7 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 			if countLines(stdout, "engine.longhorn.io \""+old+"\" changed:")+countLines(stdout, "engine.longhorn.io \""+mig+"\" added:") == 0 {
 				t.Error("no engine events logged")
 			}
-			contains(t, "stderr", res.Stderr, "watching volumes, engines, replicas", "stopping: interrupted (SIGTERM or Ctrl-C)",
+			testenv.Contains(t, "stderr", res.Stderr, "watching volumes, engines, replicas", "stopping: interrupted (SIGTERM or Ctrl-C)",
 				"repairs: 1 repaired; 0 volume(s) need attention")
 			if _, ok := firstLine(stderr, "Summary: watched namespace "+e.NS); !ok {
 				t.Error("no summary")
@@ -88,8 +88,8 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 			lacks(t, "stdout", res.Stdout, "settling before repair", "waiting for volume")
 			lacks(t, "output", res.Stdout+res.Stderr, "\x1b[")
 
-			log := readFile(t, filepath.Join(dir, fix.ActionLogName))
-			contains(t, "actions.log", log, "guard start namespace="+e.NS, "engine="+old+" ok", "verify volume=vol-bug ok", "guard stop")
+			log := testenv.ReadFile(t, filepath.Join(dir, fix.ActionLogName))
+			testenv.Contains(t, "actions.log", log, "guard start namespace="+e.NS, "engine="+old+" ok", "verify volume=vol-bug ok", "guard stop")
 			if _, err := os.Stat(filepath.Join(dir, "vol-bug.yaml")); err != nil {
 				t.Errorf("no backup: %v", err)
 			}
@@ -134,12 +134,12 @@ func TestGuardLeavesANormalMigrationAlone(t *testing.T) {
 				t.Error("the guard never saw the migration")
 			}
 			lacks(t, "stdout", res.Stdout, "MultipleActiveEngines", "repairing", "deactivated", "deleted\n", "(dry run)")
-			contains(t, "stdout", res.Stdout, `MigrationInFlight`, `engine.longhorn.io "`+mig+`" changed:`)
-			contains(t, "stderr", res.Stderr, "repairs: none; 0 volume(s) need attention")
+			testenv.Contains(t, "stdout", res.Stdout, `MigrationInFlight`, `engine.longhorn.io "`+mig+`" changed:`)
+			testenv.Contains(t, "stderr", res.Stderr, "repairs: none; 0 volume(s) need attention")
 			if len(g.outcomes(vol)) != 0 {
 				t.Errorf("repairs ran: %+v", g.outcomes(vol))
 			}
-			lacks(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "recheck")
+			lacks(t, "actions.log", testenv.ReadFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "recheck")
 
 			_, es, _ := e.State(vol)
 			if len(es) != 1 || es[0].UID != migUID {
@@ -176,8 +176,8 @@ func TestGuardStopsOnSignalWithSummary(t *testing.T) {
 	if res.Code != fix.ExitNotDone {
 		t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
 	}
-	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-pending" MultipleActiveEngines`, "if this lasts 1h0m0s")
-	contains(t, "stderr", res.Stderr, "stopping: interrupted (SIGTERM or Ctrl-C)", "repairs: none; 1 volume(s) need attention",
+	testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-pending" MultipleActiveEngines`, "if this lasts 1h0m0s")
+	testenv.Contains(t, "stderr", res.Stderr, "stopping: interrupted (SIGTERM or Ctrl-C)", "repairs: none; 1 volume(s) need attention",
 		`needs attention: volume.longhorn.io "vol-pending": MultipleActiveEngines for `, "not repaired (it must stay so for --settle 1h0m0s)")
 	lacks(t, "stdout", res.Stdout, "repairing", "deactivated")
 	_, es, _ := e.State(vol)
@@ -213,7 +213,7 @@ func TestGuardEndsAfterFor(t *testing.T) {
 	if stop.at.Before(until) {
 		t.Errorf("stopped at %s, before the announced end %s", stop.at, until)
 	}
-	contains(t, "stderr", res.Stderr, "Summary: watched namespace "+e.NS, "(--for 1s elapsed); 1 volume(s); repairs: none; 0 volume(s) need attention")
+	testenv.Contains(t, "stderr", res.Stderr, "Summary: watched namespace "+e.NS, "(--for 1s elapsed); 1 volume(s); repairs: none; 0 volume(s) need attention")
 }
 
 // A dry run needs no --yes: the guard reports, once, what it would do
@@ -240,8 +240,8 @@ func TestGuardDryRun(t *testing.T) {
 			if res.Code != 0 {
 				t.Errorf("exit %d", res.Code)
 			}
-			contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" `+tc.line, `volume.longhorn.io "vol-dry" `+tc.outcome)
-			contains(t, "stderr", res.Stderr, "--dry-run="+tc.mode+": ", "repairs: 1 dry-run; 0 volume(s) need attention")
+			testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" `+tc.line, `volume.longhorn.io "vol-dry" `+tc.outcome)
+			testenv.Contains(t, "stderr", res.Stderr, "--dry-run="+tc.mode+": ", "repairs: 1 dry-run; 0 volume(s) need attention")
 			lacks(t, "stderr", res.Stderr, "Backups and the action log")
 			if len(g.outcomes(vol)) != 1 {
 				t.Errorf("%d dry runs of one state", len(g.outcomes(vol)))
@@ -285,5 +285,3 @@ func containsAny(lines []string, sub string) bool {
 	}
 	return false
 }
-
-var readFile = testenv.ReadFile

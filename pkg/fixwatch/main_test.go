@@ -293,9 +293,6 @@ func countLines(ls []stamped, sub string) int {
 	return n
 }
 
-// contains fails the test for each of subs that text lacks.
-var contains = testenv.Contains
-
 func lacks(t *testing.T, what, text string, subs ...string) {
 	t.Helper()
 	for _, s := range subs {

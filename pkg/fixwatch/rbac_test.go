@@ -385,7 +385,7 @@ func TestDeployRoles(t *testing.T) {
 		if res.Code != 1 {
 			t.Errorf("exit %d, want 1 (a finding)", res.Code)
 		}
-		contains(t, "stdout", res.Stdout, "vol-scan", "MultipleActiveEngines")
+		testenv.Contains(t, "stdout", res.Stdout, "vol-scan", "MultipleActiveEngines")
 		lacks(t, "stderr", res.Stderr, "forbidden", "warning")
 	})
 	t.Run("scan role without list on engines", func(t *testing.T) {
@@ -448,7 +448,7 @@ func TestGuardSurvivesAPIServerRestart(t *testing.T) {
 			t.Errorf("%s: no re-list or re-watch reported after %q", gr, lost.text)
 		}
 	}
-	contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-restart" MultipleActiveEngines`, `volume.longhorn.io "vol-restart" repaired`)
+	testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-restart" MultipleActiveEngines`, `volume.longhorn.io "vol-restart" repaired`)
 }
 
 // checkWorkloadsClusterRole: exactly list on core pods and on

@@ -116,7 +116,7 @@ func TestConfirmAndRollbackAsSeparateCommands(t *testing.T) {
 				expectCode(t, res, migrate.ExitStopped)
 				expectContains(t, "stderr", res.Stderr, "FAIL migration in progress")
 			}
-			assertUnchanged(t, before, e.resourceVersions())
+			testenv.AssertUnchanged(t, before, e.resourceVersions())
 		})
 	}
 }
@@ -210,8 +210,6 @@ func TestInterruptBeforeConfirm(t *testing.T) {
 		})
 	}
 }
-
-var assertUnchanged = testenv.AssertUnchanged
 
 // TestSignalDuringMigrationWait: SIGINT or SIGTERM during the wait for
 // readiness rolls back and verifies as an interrupt does, and the exit code

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
@@ -101,7 +102,7 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 			expectContains(t, "volume completion", comp.Stdout, "vol-rwo\n")
 			expectNotContains(t, "volume completion", comp.Stdout, "vol-used")
 
-			assertUnchanged(t, before, e.resourceVersions())
+			testenv.AssertUnchanged(t, before, e.resourceVersions())
 		})
 	}
 }
