@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -27,7 +29,7 @@ func TestMigrationHappyPath(t *testing.T) {
 				vol := "vol-confirm"
 				e.CreateAttached(vol)
 				_, es, rs := e.State(vol)
-				checkEngineMeta(t, vol, es[0])
+				checkEngineMeta(t, vol, es[0], e.get(longhorn.Engines, es[0].Name))
 				if deterministic && es[0].Name != vol+"-e-0" {
 					t.Errorf("first engine %s, want %s-e-0", es[0].Name, vol)
 				}
@@ -114,7 +116,9 @@ func (e *env) expectNoDataLoss(vol string) {
 	}
 }
 
-func checkEngineMeta(t *testing.T, vol string, e longhorn.Engine) {
+// checkEngineMeta checks the engine as the model reads it, and in u as the
+// server keeps it, the metadata the model does not hold.
+func checkEngineMeta(t *testing.T, vol string, e longhorn.Engine, u *unstructured.Unstructured) {
 	t.Helper()
 	if e.Labels[longhorn.VolumeLabel] != vol {
 		t.Errorf("engine %s label %s=%q", e.Name, longhorn.VolumeLabel, e.Labels[longhorn.VolumeLabel])
@@ -123,16 +127,17 @@ func checkEngineMeta(t *testing.T, vol string, e longhorn.Engine) {
 		t.Errorf("engine %s label longhornnode=%q, spec.nodeID %q", e.Name, e.Labels["longhornnode"], e.Spec.NodeID)
 	}
 	fin := false
-	for _, f := range e.Finalizers {
+	for _, f := range u.GetFinalizers() {
 		fin = fin || f == longhorn.Finalizer
 	}
 	if !fin {
 		t.Errorf("engine %s has no %s finalizer", e.Name, longhorn.Finalizer)
 	}
-	if len(e.OwnerReferences) != 1 {
-		t.Fatalf("engine %s owner references %v", e.Name, e.OwnerReferences)
+	refs := u.GetOwnerReferences()
+	if len(refs) != 1 {
+		t.Fatalf("engine %s owner references %v", e.Name, refs)
 	}
-	o := e.OwnerReferences[0]
+	o := refs[0]
 	if o.APIVersion != longhorn.APIVersion || o.Kind != "Volume" || o.Name != vol || o.UID == "" || o.Controller != nil || o.BlockOwnerDeletion != nil {
 		t.Errorf("engine %s owner reference %+v", e.Name, o)
 	}

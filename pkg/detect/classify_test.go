@@ -184,7 +184,6 @@ func pendingScenario(vc versionCase, age time.Duration) *scenario {
 	ea := s.engine(s.engA)
 	ts := ago(age)
 	ea.DeletionTimestamp = &ts
-	ea.Finalizers = []string{longhorn.Finalizer}
 	s.setReplicasActive(s.engA, false)
 	s.setReplicasActive(s.engB, true)
 	return s

@@ -2,6 +2,7 @@ package fix
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -40,7 +41,7 @@ var mutations = []mutation{
 	func(_ *rand.Rand, o *testenv.Objects) { o.Volumes[0].Spec.DataEngine = longhorn.DataEngineV2 },
 	func(rng *rand.Rand, o *testenv.Objects) { // a third active engine on another node
 		e := *o.Engines[0]
-		e.ObjectMeta = *o.Engines[0].ObjectMeta.DeepCopy()
+		e.Labels = maps.Clone(o.Engines[0].Labels)
 		e.Name = fmt.Sprintf("%s-x%d", o.Engines[0].Name, len(o.Engines))
 		e.Spec.NodeID = "node-c"
 		o.Engines = append(o.Engines, &e)

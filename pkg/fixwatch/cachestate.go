@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
@@ -37,7 +36,7 @@ func volumeOf(r longhorn.Resource, obj any) string {
 	if !ok {
 		return longhorn.VolumeOf(obj)
 	}
-	meta := metav1.ObjectMeta{Name: u.GetName(), Labels: u.GetLabels()}
+	meta := longhorn.ObjectMeta{Name: u.GetName(), Labels: u.GetLabels()}
 	switch r {
 	case longhorn.Volumes:
 		return longhorn.VolumeOf(&longhorn.Volume{ObjectMeta: meta})

@@ -55,17 +55,13 @@ func compact(r longhorn.Resource) cache.TransformFunc {
 	}
 }
 
-// typed decodes u into the model T and clears the metadata nothing here
-// reads.
+// typed decodes u into the model T, whose metadata (longhorn.ObjectMeta)
+// holds only what is read: managedFields, annotations, finalizers and owner
+// references are left behind.
 func typed[T any](u *unstructured.Unstructured, trim func(*T)) (*T, error) {
 	t := new(T)
 	if err := decode(u, t); err != nil {
 		return nil, err
-	}
-	if m, ok := any(t).(metav1.Object); ok {
-		m.SetManagedFields(nil)
-		m.SetAnnotations(nil)
-		m.SetOwnerReferences(nil)
 	}
 	if trim != nil {
 		trim(t)

@@ -2,8 +2,6 @@ package longhorn
 
 import (
 	"encoding/json"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Instance states shared by engines and replicas (status.currentState).
@@ -25,10 +23,9 @@ const (
 
 // Volume is longhorn.io/v1beta2 Volume.
 type Volume struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              VolumeSpec   `json:"spec,omitempty"`
-	Status            VolumeStatus `json:"status,omitempty"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       VolumeSpec   `json:"spec,omitempty"`
+	Status     VolumeStatus `json:"status,omitempty"`
 }
 
 // VolumeSpec holds the desired attachment and migration targets.
@@ -110,10 +107,9 @@ const (
 // Engine is longhorn.io/v1beta2 Engine. InstanceSpec and InstanceStatus are
 // embedded without a JSON name in Longhorn, so their fields sit directly here.
 type Engine struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              EngineSpec   `json:"spec,omitempty"`
-	Status            EngineStatus `json:"status,omitempty"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       EngineSpec   `json:"spec,omitempty"`
+	Status     EngineStatus `json:"status,omitempty"`
 }
 
 // EngineSpec is the desired engine placement and the active flag.
@@ -148,10 +144,9 @@ type EngineStatus struct {
 
 // Replica is longhorn.io/v1beta2 Replica.
 type Replica struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              ReplicaSpec   `json:"spec,omitempty"`
-	Status            ReplicaStatus `json:"status,omitempty"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       ReplicaSpec   `json:"spec,omitempty"`
+	Status     ReplicaStatus `json:"status,omitempty"`
 }
 
 // ReplicaSpec says which engine a replica serves and whether it is active.
@@ -180,10 +175,9 @@ type ReplicaStatus struct {
 // VolumeAttachment is longhorn.io/v1beta2 VolumeAttachment (Longhorn 1.5+).
 // Its name is the volume name. It is not storage.k8s.io's VolumeAttachment.
 type VolumeAttachment struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              VolumeAttachmentSpec   `json:"spec,omitempty"`
-	Status            VolumeAttachmentStatus `json:"status,omitempty"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       VolumeAttachmentSpec   `json:"spec,omitempty"`
+	Status     VolumeAttachmentStatus `json:"status,omitempty"`
 }
 
 // VolumeAttachmentSpec holds the attachment tickets keyed by id.
@@ -232,10 +226,9 @@ type Condition struct {
 
 // Node is longhorn.io/v1beta2 Node; its name is the Kubernetes node name.
 type Node struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              NodeSpec   `json:"spec,omitempty"`
-	Status            NodeStatus `json:"status,omitempty"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       NodeSpec   `json:"spec,omitempty"`
+	Status     NodeStatus `json:"status,omitempty"`
 }
 
 // NodeSpec carries the scheduling switches.
@@ -252,18 +245,16 @@ type NodeStatus struct {
 
 // Setting is longhorn.io/v1beta2 Setting: the value is top-level, there is no spec.
 type Setting struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Value             string `json:"value"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Value      string `json:"value"`
 }
 
 // InstanceManager is longhorn.io/v1beta2 InstanceManager; only the process
 // names matter here, to find orphan engine processes.
 type InstanceManager struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              InstanceManagerSpec   `json:"spec,omitempty"`
-	Status            InstanceManagerStatus `json:"status,omitempty"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       InstanceManagerSpec   `json:"spec,omitempty"`
+	Status     InstanceManagerStatus `json:"status,omitempty"`
 }
 
 // InstanceManagerSpec says where and what kind of processes it runs.

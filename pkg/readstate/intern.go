@@ -2,7 +2,6 @@ package readstate
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -42,17 +41,10 @@ func (in interner) values(m map[string]string) {
 	}
 }
 
-func (in interner) sharedMeta(obj any) {
-	if t, ok := obj.(interface{ GetObjectKind() schema.ObjectKind }); ok {
-		if tm, ok := t.GetObjectKind().(*metav1.TypeMeta); ok {
-			in.strs(&tm.APIVersion, &tm.Kind)
-		}
-	}
-	if m, ok := obj.(metav1.Object); ok {
-		ns := m.GetNamespace()
-		in.str(&ns)
-		m.SetNamespace(ns)
-	}
+func (in interner) sharedMeta(m metav1.Object) {
+	ns := m.GetNamespace()
+	in.str(&ns)
+	m.SetNamespace(ns)
 }
 
 // shared goes through the fields of the model that repeat.

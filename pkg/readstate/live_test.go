@@ -281,7 +281,7 @@ func noActiveEngine(version, vol string) *testenv.Objects {
 // Engine CR knows.
 func orphans(version string) *testenv.Objects {
 	e := testenv.NewEngine(testenv.EngineName(version, "gone", 0), "gone", testenv.NodeA, true)
-	im := &longhorn.InstanceManager{ObjectMeta: metav1.ObjectMeta{Name: "instance-manager-a"},
+	im := &longhorn.InstanceManager{ObjectMeta: longhorn.ObjectMeta{Name: "instance-manager-a"},
 		Spec:   longhorn.InstanceManagerSpec{NodeID: testenv.NodeA, Type: "aio"},
 		Status: longhorn.InstanceManagerStatus{CurrentState: "running", InstanceEngines: map[string]json.RawMessage{"lost-e-0": json.RawMessage(`{}`)}}}
 	return &testenv.Objects{Engines: []*longhorn.Engine{e}, IMs: []*longhorn.InstanceManager{im}}
@@ -301,7 +301,7 @@ func createIn(t *testing.T, c *testcluster.Cluster, ns string, o *testenv.Object
 			t.Fatalf("create %s %s: %v", kind, u.GetName(), err)
 		}
 	}
-	put("Setting", &longhorn.Setting{ObjectMeta: metav1.ObjectMeta{Name: longhorn.VersionSetting}, Value: o.Version})
+	put("Setting", &longhorn.Setting{ObjectMeta: longhorn.ObjectMeta{Name: longhorn.VersionSetting}, Value: o.Version})
 	for _, x := range o.Nodes {
 		put("Node", x)
 	}

@@ -8,8 +8,9 @@ import (
 
 // slim clears, in an object just decoded from a LIST, what no command reads
 // from a LIST, so that a whole namespace's state stays small
-// (docs/performance.md): managedFields, annotations, owner references and
-// finalizers; labels, but the longhornvolume label of an engine or replica
+// (docs/performance.md). The model's metadata (longhorn.ObjectMeta) keeps no
+// managedFields, annotations, owner references or finalizers in the first
+// place; slim drops labels, but the longhornvolume label of an engine or replica
 // whose spec names no volume (the one label longhorn.VolumeOf reads); the
 // snapshots of engines and the parameters of attachment tickets (migrate
 // alone reads them, from its own requests). Backups
@@ -25,13 +26,9 @@ func slim(obj any, in interner) {
 		return
 	}
 	if in != nil {
-		in.sharedMeta(obj)
+		in.sharedMeta(m)
 	}
 	labels := m.GetLabels()
-	m.SetManagedFields(nil)
-	m.SetAnnotations(nil)
-	m.SetOwnerReferences(nil)
-	m.SetFinalizers(nil)
 	m.SetLabels(nil)
 	switch o := obj.(type) {
 	case *longhorn.Engine:

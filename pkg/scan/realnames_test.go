@@ -52,7 +52,6 @@ func realState(t *testing.T, version string) *longhorn.State {
 			if deleting[e.Name] {
 				ts := metav1.NewTime(now.Add(-3 * time.Minute))
 				e.DeletionTimestamp = &ts
-				e.Finalizers = []string{longhorn.Finalizer}
 			}
 		}
 		for _, x := range o.Volumes {
