@@ -291,34 +291,19 @@ func orphans(version string) *testenv.Objects {
 func createIn(t *testing.T, c *testcluster.Cluster, ns string, o *testenv.Objects) {
 	t.Helper()
 	ctx := context.Background()
-	put := func(kind string, obj any) {
+	put := func(kind string, obj any) error {
 		u, err := testenv.Unstructured(kind, obj)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		u.SetNamespace(ns)
 		if _, err := c.Create(ctx, u); err != nil {
-			t.Fatalf("create %s %s: %v", kind, u.GetName(), err)
+			return fmt.Errorf("create %s %s: %w", kind, u.GetName(), err)
 		}
+		return nil
 	}
-	put("Setting", &longhorn.Setting{ObjectMeta: longhorn.ObjectMeta{Name: longhorn.VersionSetting}, Value: o.Version})
-	for _, x := range o.Nodes {
-		put("Node", x)
-	}
-	for _, x := range o.Volumes {
-		put("Volume", x)
-	}
-	for _, x := range o.Engines {
-		put("Engine", x)
-	}
-	for _, x := range o.Replicas {
-		put("Replica", x)
-	}
-	for _, x := range o.VAs {
-		put("VolumeAttachment", x)
-	}
-	for _, x := range o.IMs {
-		put("InstanceManager", x)
+	if err := o.Each(put); err != nil {
+		t.Fatal(err)
 	}
 	seen := map[string]bool{}
 	for _, name := range o.Deleting {
