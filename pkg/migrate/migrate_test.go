@@ -194,8 +194,11 @@ func TestInterruptBeforeConfirm(t *testing.T) {
 			go func() {
 				resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
 			}()
-			e.WaitFor("migration engine created", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return len(es) == 2
+			// Preparing is the migration engine created and, from 1.5, the
+			// volume's status.currentMigrationNodeID set: Longhorn writes
+			// the two apart, and status shows Requested in between.
+			e.WaitFor("migration started", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return len(es) == 2 && v.Spec.MigrationNodeID == nodeB && (version == "v1.4.3" || v.Status.CurrentMigrationNodeID == nodeB)
 			})
 			st := e.run("migrate", "status", vol, "-o", "yaml")
 			expectCode(t, st, 0)
