@@ -35,12 +35,9 @@ longhorn-controllers:
 kube-apiserver:
 	$(GO) build -C test/kubeapiserver -o $(CURDIR)/bin/kube-apiserver-test .
 
-# The server and Longhorn's controllers are built first, on their own: built
-# inside a test binary they count against that package's timeout (a cold
-# build of three releases took over 10 minutes of internal/lhreal's 25 on a
-# loaded 2-core machine), and internal/lhreal and internal/realtest, run at
-# once, would each compile the same release.
-test: kube-apiserver longhorn-controllers
+# The server is built first, on its own: built inside a test binary's
+# TestMain it would count against that package's timeout.
+test: kube-apiserver
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
 
 test-short:
