@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -44,6 +45,9 @@ type apiServer struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the server has stopped
 	err    error         // RunWithContext's result, valid after done
+	// healthy is set once /healthz answered OK: every start-up hook has
+	// finished.
+	healthy atomic.Bool
 }
 
 // configMu serialises building server configurations: options construction

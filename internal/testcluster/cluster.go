@@ -185,6 +185,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c.mu.Lock()
 	c.api = api
 	c.mu.Unlock()
+	c.logf("testcluster: API server starting on %s", c.host)
 	if err := c.waitHealthy(ctx, api); err != nil {
 		return nil, err
 	}
@@ -208,6 +209,15 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 // waitHealthy polls /healthz (not /readyz: readiness waits for informers of
 // core resources this server does not serve, and never turns OK).
 func (c *Cluster) waitHealthy(ctx context.Context, api *apiServer) error {
+	if err := c.waitOK(ctx, api, "/healthz"); err != nil {
+		return err
+	}
+	api.healthy.Store(true)
+	return nil
+}
+
+// waitOK polls path until it answers 200, for at most a minute.
+func (c *Cluster) waitOK(ctx context.Context, api *apiServer, path string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -215,7 +225,7 @@ func (c *Cluster) waitHealthy(ctx context.Context, api *apiServer) error {
 	var code int
 	var body string
 	for {
-		code, body = c.rawGet(ctx, "/healthz")
+		code, body = c.rawGet(ctx, path)
 		if code == http.StatusOK {
 			return nil
 		}
@@ -227,6 +237,22 @@ func (c *Cluster) waitHealthy(ctx context.Context, api *apiServer) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// crdInformerHook is the API server's start-up hook that fails when the
+// server stops before its CRD informer has synced; a failed start-up hook
+// exits the whole process (klog.Fatalf, exit status 255).
+const crdInformerHook = "/healthz/poststarthook/crd-informer-synced"
+
+// stopAPIServer stops one run of the server. A run that never turned
+// healthy (its start ran out of time) first gets its own minute to finish
+// the CRD informer hook, so that the test sees the error that stopped the
+// start instead of the test binary exiting with status 255.
+func (c *Cluster) stopAPIServer(api *apiServer) error {
+	if !api.healthy.Load() {
+		_ = c.waitOK(context.Background(), api, crdInformerHook)
+	}
+	return api.stop()
 }
 
 // RESTConfig returns a new admin client configuration. Client-side rate
@@ -287,7 +313,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	c.api = nil
 	c.mu.Unlock()
 	if old != nil {
-		if err := old.stop(); err != nil {
+		if err := c.stopAPIServer(old); err != nil {
 			return err
 		}
 	}
@@ -343,7 +369,7 @@ func (c *Cluster) Stop() {
 			time.Sleep(wait)
 		}
 		if api != nil {
-			if err := api.stop(); err != nil {
+			if err := c.stopAPIServer(api); err != nil {
 				c.logf("testcluster: stop API server: %v", err)
 			}
 		}

@@ -3,6 +3,7 @@ package testcluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -666,5 +667,27 @@ func TestRestartAPIServer(t *testing.T) {
 	mustCreate(ctx, t, obj("Engine", "vol-e-r2", nil))
 	if d := time.Since(t1); d > 1900*time.Millisecond {
 		t.Errorf("first create after restart took %v", d)
+	}
+}
+
+// A start whose context ends while the API server is still starting
+// returns that error, and the test process lives on: stopped before its CRD
+// informer synced, the server's start-up hook would exit the process with
+// status 255 and this test would never report.
+func TestStartCancelledWhileTheServerStarts(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logf := func(format string, args ...any) {
+		if strings.HasPrefix(format, "testcluster: API server starting") {
+			cancel()
+		}
+	}
+	c, err := Start(ctx, Options{SkipCRDs: true, Logf: logf})
+	if err == nil {
+		c.Stop()
+		t.Fatal("Start succeeded with its context cancelled while the server started")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Start: got %v, want the context's error", err)
 	}
 }
