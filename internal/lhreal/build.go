@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // repoRoot is the repository's root, found from this file's path.
@@ -91,18 +92,37 @@ func Binary(release string) (string, error) {
 		return "", err
 	}
 	o := onceFor(&buildsMu, builds, release)
-	o.once.Do(func() {
-		out := filepath.Join(repoRoot(), "bin", "longhorn", "longhorn-controllers-"+release)
-		cmd := exec.Command("go", "build", "-C", moduleDir(release), "-o", out, ".")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			o.err = fmt.Errorf("lhreal: build controllers %s: %v\n%s", release, err, stderr.String())
-			return
-		}
-		o.val = out
-	})
+	o.once.Do(func() { o.val, o.err = build(release) })
 	return o.val, o.err
+}
+
+// build runs go build under a lock file that every test process shares: go
+// test runs internal/lhreal and internal/realtest at once, and unlocked they
+// compiled each release twice side by side (twice the CPU of a cold build on
+// a 2-core machine) and wrote the binary one of them might be running. The
+// process that takes the lock second finds the build cache warm and the
+// binary up to date, which go build then leaves alone.
+func build(release string) (string, error) {
+	dir := filepath.Join(repoRoot(), "bin", "longhorn")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".build-"+release+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = lock.Close() }() // closing releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lhreal: lock the build of %s: %w", release, err)
+	}
+	out := filepath.Join(dir, "longhorn-controllers-"+release)
+	cmd := exec.Command("go", "build", "-C", moduleDir(release), "-o", out, ".")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("lhreal: build controllers %s: %v\n%s", release, err, stderr.String())
+	}
+	return out, nil
 }
 
 // helmLabels is the one Helm template action in newer releases' crds.yaml

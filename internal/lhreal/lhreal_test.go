@@ -17,11 +17,12 @@ import (
 // node-a and node-b.
 func startRelease(t *testing.T, release string) (*testcluster.Cluster, *lhreal.Controllers) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+	// The build first: a cold one must not eat the start-up deadline.
 	if _, err := lhreal.Binary(release); err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
 	crds, err := lhreal.CRDs(release)
 	if err != nil {
 		t.Fatal(err)
