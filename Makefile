@@ -5,7 +5,7 @@ PKGS     := ./...
 # Tests embed a real API server: give the suite room on 2 cores.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo sim test kube-apiserver longhorn-controllers test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean \
+.PHONY: all build demo sim test kube-apiserver test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean \
 	tools release-check release-snapshot krew-check krew-index image image-check
 
 all: build
@@ -21,14 +21,6 @@ demo: build
 # Serve the simulated cluster until Ctrl-C, for trying commands by hand.
 sim:
 	$(GO) run ./hack/longhorn-sim serve
-
-# Longhorn's own controllers, one test binary per release (test/longhorn/).
-LONGHORN_RELEASES := $(patsubst test/longhorn/%/go.mod,%,$(wildcard test/longhorn/v*/go.mod))
-longhorn-controllers:
-	@for r in $(LONGHORN_RELEASES); do \
-		echo "go build -C test/longhorn/$$r -o $(CURDIR)/bin/longhorn/longhorn-controllers-$$r ."; \
-		$(GO) build -C test/longhorn/$$r -o $(CURDIR)/bin/longhorn/longhorn-controllers-$$r . || exit 1; \
-	done
 
 # Kubernetes' own kube-apiserver for the tests that need core/v1, storage,
 # batch and real RBAC (internal/kubeserver); its own module, test/kubeapiserver.
