@@ -107,6 +107,9 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 	if err := selectOffline(st, o); err != nil {
 		return nil, err
 	}
+	for _, m := range missingKinds(st) {
+		off.incomplete("%s", m)
+	}
 	return off, nil
 }
 
