@@ -20,7 +20,6 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
@@ -145,16 +144,18 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.dryRun == cmdutil.DryRunClient {
 		for _, i := range acting {
 			p := plan.Volumes[i]
-			for _, e := range p.Stale {
-				pr.Changed(longhorn.Engines, e.Name, pastTense(p.Action), cmdutil.DryRunClient)
+			ws := p.Writes()
+			for _, w := range ws {
+				pr.Changed(w.Resource, w.Name, w.Verb, cmdutil.DryRunClient)
 			}
-			outs[i] = Outcome{Volume: p.Volume, Result: ResultDryRun, Detail: "client dry run: nothing sent", Changed: stringsOf(p.Stale)}
+			outs[i] = Outcome{Volume: p.Volume, Result: ResultDryRun, Detail: "client dry run, nothing sent: would write " + writesPhrase(ws) + "; keep engine " + p.Keep.Name, Changed: writeNames(ws)}
 		}
 		pr.Summary(outs, "")
 		return exitErr(outs)
 	}
 	if o.dryRun == cmdutil.DryRunNone && !o.Yes {
-		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal}.Ask(ctx, fmt.Sprintf("Apply this plan to %d volume(s)?", len(acting)))
+		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal, Target: cmdutil.Target(o.ConfigFlags)}.Ask(ctx,
+			fmt.Sprintf("Apply this plan to %d volume(s) in namespace %s?", len(acting), o.namespace))
 		switch {
 		case errors.Is(err, cmdutil.ErrNotTerminal):
 			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)", err))

@@ -127,6 +127,18 @@ func (p *Printer) Plan(plan *Plan) {
 	for _, v := range plan.Volumes {
 		fmt.Fprintf(p.Out, "  %s: %s\n", v.Volume, v.Why)
 	}
+	// Every write, in the order the repair makes it: the table's ENGINE
+	// column names only the engines, not the replica writes before them.
+	for _, v := range plan.Volumes {
+		ws := v.Writes()
+		if len(ws) == 0 {
+			continue
+		}
+		fmt.Fprintf(p.Out, "Writes for %s, in this order:\n", v.Volume)
+		for i, w := range ws {
+			fmt.Fprintf(p.Out, "  %d. %s %q: %s\n", i+1, w.Resource.Qualified(), w.Name, w.Fields)
+		}
+	}
 }
 
 func actionWord(v Planned) string {

@@ -112,17 +112,12 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 		fresh.Volume, fresh.Keep.Name, fresh.Keep.UID, refsForLog(fresh.Stale), fresh.Action, fresh.Version)
 
 	if r.DryRun == cmdutil.DryRunClient {
-		for _, w := range fresh.Replicas {
-			out.Changed = append(out.Changed, w.Name)
-			r.Printer.Changed(longhorn.Replicas, w.Name, replicaChangeText(w), r.DryRun)
+		ws := fresh.Writes()
+		for _, w := range ws {
+			r.Printer.Changed(w.Resource, w.Name, w.Verb, r.DryRun)
 		}
-		if fresh.EngineWrites() {
-			for _, e := range fresh.Stale {
-				out.Changed = append(out.Changed, e.Name)
-				r.Printer.Changed(longhorn.Engines, e.Name, pastTense(fresh.Action), r.DryRun)
-			}
-		}
-		out.Result, out.Detail = ResultDryRun, "client dry run: nothing sent"
+		out.Changed = writeNames(ws)
+		out.Result, out.Detail = ResultDryRun, "client dry run, nothing sent: would write "+writesPhrase(ws)+"; keep engine "+fresh.Keep.Name
 		return r.report(out)
 	}
 	if r.DryRun != cmdutil.DryRunServer {
@@ -180,7 +175,7 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 	switch {
 	case r.DryRun == cmdutil.DryRunServer:
 		out.Result = ResultDryRun
-		out.Detail = fmt.Sprintf("server dry run accepted: would %s %s and keep %s", fresh.Action, strings.Join(out.Changed, ", "), fresh.Keep.Name)
+		out.Detail = fmt.Sprintf("server dry run accepted, nothing persisted: would write %s; keep engine %s", writesPhrase(fresh.Writes()), fresh.Keep.Name)
 		return r.report(out)
 	case !r.Wait:
 		out.Result = ResultChanged

@@ -222,8 +222,8 @@ func TestGuardEndsAfterFor(t *testing.T) {
 func TestGuardDryRun(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ mode, line, outcome string }{
-		{"client", "deactivated (dry run)", "dry-run: client dry run: nothing sent"},
-		{"server", "deactivated (server dry run)", "dry-run: server dry run accepted: would deactivate "},
+		{"client", "deactivated (dry run)", "dry-run: client dry run, nothing sent: would write "},
+		{"server", "deactivated (server dry run)", "dry-run: server dry run accepted, nothing persisted: would write "},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
