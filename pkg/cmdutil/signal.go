@@ -58,14 +58,15 @@ func NotifyContext(parent context.Context) (context.Context, func()) {
 	}
 }
 
-// Interrupted returns the signal that cancelled ctx, or nil. A signal that
-// is the command's normal way to end (see SignalEndsNormally) is nil too.
+// Interrupted returns the signal that cancelled ctx, or nil. A SIGTERM that
+// is the command's normal way to end (see SignalEndsNormally) is nil too;
+// a Ctrl-C is always an interruption.
 func Interrupted(ctx context.Context) *SignalError {
 	var se *SignalError
 	if !errors.As(context.Cause(ctx), &se) {
 		return nil
 	}
-	if n, _ := ctx.Value(normalEndKey{}).(*atomic.Bool); n != nil && n.Load() {
+	if n, _ := ctx.Value(normalEndKey{}).(*atomic.Bool); n != nil && n.Load() && se.Signal == syscall.SIGTERM {
 		return nil
 	}
 	return se
@@ -79,9 +80,10 @@ func WithSignalEnd(ctx context.Context) context.Context {
 	return context.WithValue(ctx, normalEndKey{}, new(atomic.Bool))
 }
 
-// SignalEndsNormally records that the running command ends on a signal by
+// SignalEndsNormally records that the running command ends on SIGTERM by
 // design (the guard: SIGTERM closes its window), so its own exit code
-// stands instead of 130/143.
+// stands instead of 143. SIGINT still gives 130 and the interrupted line: a
+// person pressed Ctrl-C.
 func SignalEndsNormally(ctx context.Context) {
 	if n, _ := ctx.Value(normalEndKey{}).(*atomic.Bool); n != nil {
 		n.Store(true)

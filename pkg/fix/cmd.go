@@ -111,7 +111,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 					return cmdutil.WithCode(ExitNoCheck, err)
 				}
 				// SIGTERM is how the guard's window ends: its verdict
-				// (0-3, deploy/README.md) is the exit code.
+				// (0-3, deploy/README.md) is the exit code. Ctrl-C is 130.
 				cmdutil.SignalEndsNormally(cmd.Context())
 				return g.Run(cmd.Context())
 			}

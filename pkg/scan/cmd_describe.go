@@ -34,7 +34,7 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
 
   # The same from a support bundle, with the manager log evidence
   kubectl longhorn-engines describe pvc-7b120d60-1577-4716-be5a-62348271025a --bundle supportbundle.zip`,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {
