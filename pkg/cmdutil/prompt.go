@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"golang.org/x/term"
 )
 
 // IsTerminal tells whether in is an interactive terminal. Commands read
@@ -18,8 +20,9 @@ func IsTerminal(in io.Reader) bool {
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// A character device is not enough: /dev/null is one, and cron, a
+	// container or `ssh host cmd </dev/null` would be asked and answer no.
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // agrees reports whether an answer line is "y" or "yes" (any case).
@@ -43,6 +46,9 @@ type Prompt struct {
 	// Terminal replaces the terminal test of In (tests stand in for a
 	// terminal); nil means IsTerminal.
 	Terminal func(io.Reader) bool
+	// Target names the cluster the answer applies to (see Target); it is
+	// shown before the [y/N].
+	Target string
 }
 
 // Ask returns ErrNotTerminal unless In is a terminal, else asks question and
@@ -58,6 +64,9 @@ func (p Prompt) Ask(ctx context.Context, question string) (bool, error) {
 	}
 	// Only the read runs on its own goroutine: every write to ErrOut stays
 	// on the caller's, so a stop at the prompt never races the question.
+	if p.Target != "" {
+		question += " (" + p.Target + ")"
+	}
 	fmt.Fprintf(p.ErrOut, "%s [y/N]: ", question)
 	type read struct {
 		line string

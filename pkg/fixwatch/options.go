@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
@@ -127,7 +128,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 	if o.dryRun == cmdutil.DryRunNone && !f.Yes {
 		q := fmt.Sprintf("Repair volumes in namespace %s automatically, without asking again, for the next %s?", o.namespace, o.For)
-		ok, err := cmdutil.Prompt{In: f.In, ErrOut: f.ErrOut}.Ask(ctx, q)
+		ok, err := cmdutil.Prompt{In: f.In, ErrOut: f.ErrOut, Target: cmdutil.Target(f.ConfigFlags)}.Ask(ctx, q)
 		switch {
 		case errors.Is(err, cmdutil.ErrNotTerminal):
 			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report", err))
@@ -145,7 +146,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if !ver.Known() {
 		errOut.Printf("warning: Longhorn version unknown (%s): findings are reported, nothing is repaired", src)
 	} else if !ver.Affected() {
-		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.10; see docs/support-matrix.md)", ver)
+		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.10; see %s)", ver, docs.SupportMatrix)
 	}
 	if err := preflight(ctx, o.client, o.namespace, watchedResources(ver), writeVerbs(ver, o.strategy, o.dryRun)); err != nil {
 		return cmdutil.WithCode(exitNoCheck, err)

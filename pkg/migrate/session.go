@@ -139,7 +139,7 @@ func (s *session) prompt(ctx context.Context, question string) error {
 	if s.o.Yes {
 		return nil
 	}
-	ok, err := cmdutil.Prompt{In: s.o.In, ErrOut: s.o.ErrOut, Terminal: s.o.Terminal}.Ask(ctx, question)
+	ok, err := cmdutil.Prompt{In: s.o.In, ErrOut: s.o.ErrOut, Terminal: s.o.Terminal, Target: cmdutil.Target(s.o.ConfigFlags)}.Ask(ctx, question)
 	switch {
 	case errors.Is(err, cmdutil.ErrNotTerminal):
 		return cmdutil.WithCode(ExitStopped, fmt.Errorf("%w: nothing was changed; re-run with --yes (or --dry-run=server to test the write)", err))
