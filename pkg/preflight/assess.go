@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -91,7 +92,9 @@ func assess(in input) *Report {
 	}
 	r.Summary.Blockers = len(r.Blockers)
 	affectedOnTheWay := st.Version.Affected() || (r.Target != nil && r.Target.Affected)
-	r.Summary.Exposed = affectedOnTheWay && r.Summary.Migrating > 0
+	if exposed := affectedOnTheWay && r.Summary.Migrating > 0; exposed || r.Summary.Migrating == 0 || st.Version.Known() {
+		r.Summary.Exposed = &exposed
+	}
 	switch {
 	case len(r.Unchecked) > 0:
 		r.Verdict = VerdictUnchecked
@@ -151,7 +154,7 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 			b.Resolve = fmt.Sprintf("fix %ss %s and keeps %s (see `%s`)", f.Action, strings.Join(f.Stale, ", "), f.Keep, inspect)
 		} else {
 			b.Command = inspect
-			b.Resolve = "no safe automatic repair: " + f.Reason + " (docs/troubleshooting-two-active-engines.md)"
+			b.Resolve = "no safe automatic repair: " + f.Reason + " (" + docs.Troubleshooting + ")"
 		}
 	case detect.TypeMigrationInFlight:
 		b.Problem = "a live migration is in flight: a drain must not start another one"
@@ -232,7 +235,7 @@ func recommend(st *longhorn.State, r *Report, target *longhorn.Version, window t
 		rec.Steps = append(rec.Steps, "no volume live-migrates during drains now, so longhorn#6642 cannot occur; if migratable volumes are attached before the upgrade, run preflight again")
 	default:
 		rec.GuardCommand = fmt.Sprintf("%sfix --watch --yes --for %s%s", cmdPrefix, formatWindow(window), ns)
-		rec.Steps = append(rec.Steps, fmt.Sprintf("for the upgrade window run `%s` (or the Job in deploy/guard-job.yaml): it repairs a volume that falls into the two-active-engines state and stays there", rec.GuardCommand))
+		rec.Steps = append(rec.Steps, fmt.Sprintf("for the upgrade window run `%s` (or the Job in %s): it repairs a volume that falls into the two-active-engines state and stays there", rec.GuardCommand, docs.GuardJob))
 		rec.GuardRBAC = guardRBAC(st.Namespace, affected)
 	}
 	if target != nil && r.Target != nil && len(r.Target.Path) > 1 {
@@ -260,8 +263,8 @@ func guardRBAC(ns string, affected []longhorn.Version) string {
 	if verbs[detect.ActionDelete] {
 		w = append(w, "delete")
 	}
-	return fmt.Sprintf("in namespace %s: get and list on volumes, engines, replicas, settings, volumeattachments, instancemanagers; watch on volumes, engines, replicas, settings, volumeattachments; %s on engines and patch on replicas (Role longhorn-engines-guard in deploy/rbac-guard.yaml; docs/rbac.md)",
-		ns, strings.Join(w, " and "))
+	return fmt.Sprintf("in namespace %s: get and list on volumes, engines, replicas, settings, volumeattachments, instancemanagers; watch on volumes, engines, replicas, settings, volumeattachments; %s on engines and patch on replicas (Role longhorn-engines-guard in %s; %s)",
+		ns, strings.Join(w, " and "), docs.GuardRBAC, docs.RBAC)
 }
 
 // formatWindow prints 6h0m0s as 6h and 1h30m0s as 1h30m.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fixwatch"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
@@ -121,18 +122,27 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
+	// A target that cannot be checked still leaves what was read worth
+	// printing: the report without the target, then exit 2.
+	var targetErr error
 	if o.target != nil {
-		if err := checkTarget(in.State.Version, *o.target); err != nil {
-			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+		if targetErr = checkTarget(in.State.Version, *o.target); targetErr == nil {
+			for _, w := range targetWarnings(in.State.Version, *o.target) {
+				o.warnf("%s", w)
+			}
+			in.Target = o.target
 		}
 	}
-	in.Target, in.Window = o.target, o.Window
+	in.Window = o.Window
 	r := assess(in)
 	if err := Print(o.Out, r, o.Output); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	if o.Output == "table" {
 		fmt.Fprintln(o.ErrOut, r.SummaryLine())
+	}
+	if targetErr != nil {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("%w; the report above is for the running release only", targetErr))
 	}
 	switch r.Verdict {
 	case VerdictUnchecked:
@@ -188,7 +198,7 @@ func orphanCheck(st *longhorn.State, unreliable string) []string {
 	case unreliable != "":
 		return []string{"orphan engine processes (" + unreliable + ")"}
 	case !st.InstanceManagersRead:
-		return []string{"orphan engine processes (instance managers not read; docs/rbac.md)"}
+		return []string{"orphan engine processes (instance managers not read; " + docs.RBAC + ")"}
 	}
 	return nil
 }

@@ -121,9 +121,13 @@ func dash(s string) string {
 
 // SummaryLine is the one line on stderr after the table.
 func (r *Report) SummaryLine() string {
-	exposed := "not exposed to longhorn#6642"
-	if r.Summary.Exposed {
+	exposed := "exposure to longhorn#6642 unknown (the Longhorn release is unknown)"
+	switch {
+	case r.Summary.Exposed == nil:
+	case *r.Summary.Exposed:
 		exposed = "exposed to longhorn#6642"
+	default:
+		exposed = "not exposed to longhorn#6642"
 	}
 	return fmt.Sprintf("%s: %d volume(s) live-migrate during drains (%d already in a finding), %d blocker(s), %s",
 		r.Verdict, r.Summary.Migrating, r.Summary.InFinding, r.Summary.Blockers, exposed)

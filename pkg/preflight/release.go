@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -30,7 +31,7 @@ func assessRelease(v longhorn.Version) Release {
 	case c == longhorn.ClassUnknown:
 		r.Note = "the Longhorn release is unknown (setting " + longhorn.VersionSetting + "): whether it is affected cannot be told"
 	case c == longhorn.ClassUnsupported:
-		r.Note = "Longhorn " + v.String() + " is older than 1.3, which this tool does not support (docs/support-matrix.md)"
+		r.Note = "Longhorn " + v.String() + " is older than 1.3, which this tool does not support (" + docs.SupportMatrix + ")"
 	case r.Affected:
 		r.Note = "affected by longhorn#6642: a live migration (every drain of a node with a migratable volume) can leave two active engines; " + repairWords(v)
 	default:
@@ -43,11 +44,25 @@ func assessRelease(v longhorn.Version) Release {
 func checkTarget(cur, to longhorn.Version) error {
 	switch {
 	case to.Class() == longhorn.ClassUnsupported:
-		return fmt.Errorf("--to %s: Longhorn releases before 1.3 are not supported (docs/support-matrix.md)", to)
+		return fmt.Errorf("--to %s: Longhorn releases before 1.3 are not supported ("+docs.SupportMatrix+")", to)
 	case cur.Known() && !to.AtLeast(cur.Major, cur.Minor, cur.Patch):
 		return fmt.Errorf("--to %s is older than the running Longhorn %s: Longhorn does not support downgrades", to, cur)
 	}
 	return nil
+}
+
+// targetWarnings says what about a valid --to an operator should know:
+// the running release itself is no upgrade, and a release this plugin has
+// no repair for is judged from the newest behaviour it knows.
+func targetWarnings(cur, to longhorn.Version) []string {
+	var out []string
+	if cur.Known() && to.String() == cur.String() {
+		out = append(out, fmt.Sprintf("--to %s is the running release: there is no upgrade to check; the report is for the running release", to))
+	}
+	if to.Major > 1 || (to.Class().Fixed() && detect.ReleaseRepair(to) == detect.ActionNone) {
+		out = append(out, fmt.Sprintf("--to %s is not a release this plugin has been proven on (%s): what is said about it is a guess from the newest release it knows", to, docs.SupportMatrix))
+	}
+	return out
 }
 
 func assessTarget(cur, to longhorn.Version) *Target {

@@ -83,7 +83,9 @@ type Summary struct {
 	Blockers  int `json:"blockers"`
 	// Exposed: some volume can reach the two-active-engines state during
 	// this upgrade (an affected release runs, or will, and volumes migrate).
-	Exposed bool `json:"exposed"`
+	// null when that cannot be told (the running release is unknown and
+	// volumes migrate): unknown is never reported as no.
+	Exposed *bool `json:"exposed"`
 }
 
 // NodeVolumes is one node and the volumes a drain of it live-migrates.

@@ -156,7 +156,7 @@ func TestPreflightPerRelease(t *testing.T) {
 					t.Errorf("the v2 volume live-migrates too: %+v", mv)
 				}
 			}
-			if r.Summary.Attached != 2+v2 || r.Summary.Migrating != 1+v2 || r.Summary.Exposed != tc.affected {
+			if r.Summary.Attached != 2+v2 || r.Summary.Migrating != 1+v2 || r.Summary.Exposed == nil || *r.Summary.Exposed != tc.affected {
 				t.Errorf("summary: %+v", r.Summary)
 			}
 			mv := migrating(r)["idle-migratable"]
