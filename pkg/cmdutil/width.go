@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -19,4 +20,13 @@ func TerminalWidth(out io.Writer) int {
 		return 0
 	}
 	return w
+}
+
+// Duration prints a duration for a person: whole seconds from a second
+// up ("1m0s", never "1m0.001s"), milliseconds below.
+func Duration(d time.Duration) string {
+	if d >= time.Second || d <= -time.Second {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Millisecond).String()
 }

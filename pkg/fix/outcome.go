@@ -29,6 +29,10 @@ const (
 	// ResultDryRun: the action was printed (client) or accepted by the
 	// server without being persisted (server).
 	ResultDryRun Result = "dry-run"
+	// ResultOverdue: Longhorn should be finishing the volume by itself (a
+	// pending clean-up) but has taken too long; fix does not act, a person
+	// must look. Not OK: exit 1, as scan's warning.
+	ResultOverdue Result = "overdue"
 	// ResultNotAttempted: the run stopped before this volume.
 	ResultNotAttempted Result = "not-attempted"
 )
@@ -82,6 +86,11 @@ func exitCode(outs []Outcome) int {
 // staticOutcome is the result of a volume the plan does not act on.
 func staticOutcome(p Planned) Outcome {
 	o := Outcome{Volume: p.Volume, Detail: p.Why}
+	if p.Finding != nil && p.Finding.Overdue() {
+		// The words scan and describe use: Longhorn's to finish, overdue.
+		o.Result, o.Detail = ResultOverdue, p.Finding.Decision()
+		return o
+	}
 	switch {
 	case p.Finding == nil:
 		o.Result = ResultHealthy

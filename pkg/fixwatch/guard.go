@@ -334,7 +334,7 @@ func (g *Guard) process(vol string) {
 		since := g.t.since(vol)
 		g.out.Line(func(t time.Time) string {
 			return fmt.Sprintf("%s %q has stayed repairable for %s (since %s): repairing", longhorn.Volumes.Qualified(), vol,
-				t.Sub(since).Round(time.Millisecond), since.UTC().Format(TimeFormat))
+				cmdutil.Duration(t.Sub(since)), since.UTC().Format(TimeFormat))
 		})
 		g.repairs.Add(1)
 		go g.repair(vol, sig)
@@ -380,7 +380,7 @@ func classLine(vol string, f *detect.Finding, sig signature, now time.Time, sett
 	}
 	line := fmt.Sprintf("%s %s (%s", head, f.Type, f.Severity)
 	if lasted > 0 {
-		line += ", for " + lasted.Round(time.Millisecond).String()
+		line += ", for " + cmdutil.Duration(lasted)
 	}
 	line += "): " + f.Reason
 	if !sig.empty() {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -65,7 +66,7 @@ func (g *Guard) report(start time.Time, reason string) *Report {
 		case !sig.empty():
 			since := "now"
 			if vs != nil && vs.sig == sig {
-				since = "for " + now.Sub(vs.since).Round(time.Millisecond).String()
+				since = "for " + cmdutil.Duration(now.Sub(vs.since))
 			}
 			rep.Unrepaired = append(rep.Unrepaired, Unrepaired{vol, fmt.Sprintf("%s %s, not repaired (it must stay so for --settle %s): %s", f.Type, since, g.settle, f.Reason)})
 		case f != nil && f.Severity.NeedsAttention():
@@ -107,7 +108,7 @@ func (r *Report) print(s *stamper, backupDir string) {
 		repairs = strings.Join(parts, ", ")
 	}
 	line := fmt.Sprintf("Summary: watched namespace %s for %s (%s); %d volume(s); repairs: %s; %d volume(s) need attention",
-		r.Namespace, r.Duration.Round(time.Millisecond), r.Reason, r.Volumes, repairs, len(r.Unrepaired))
+		r.Namespace, cmdutil.Duration(r.Duration), r.Reason, r.Volumes, repairs, len(r.Unrepaired))
 	if backupDir != "" {
 		line += "; backups and " + fix.ActionLogName + " in " + backupDir
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -18,8 +19,10 @@ import (
 // Longhorn says about its nodes, every engine and replica, the attachment
 // tickets, each precondition with the value that decided it, the decision,
 // the command that would repair it and, from a bundle, the log evidence.
-// res carries the findings (with log evidence) of the same state.
-func Describe(out io.Writer, st *longhorn.State, res detect.Result, names []string, p cmdutil.Painter) error {
+// res carries the findings (with log evidence) of the same state. width is
+// the terminal's column count: Why wraps to it; 0 (a pipe, a file) keeps it
+// on one line.
+func Describe(out io.Writer, st *longhorn.State, res detect.Result, names []string, p cmdutil.Painter, width int) error {
 	byVolume := map[string]*detect.Finding{}
 	for i := range res.Findings {
 		f := &res.Findings[i]
@@ -40,15 +43,13 @@ func Describe(out io.Writer, st *longhorn.State, res detect.Result, names []stri
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		describeVolume(&b, st, name, &ev, f, p)
+		describeVolume(&b, st, name, &ev, f, p, width)
 	}
 	_, err := out.Write(b.Bytes())
 	return err
 }
 
-func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect.Evidence, f *detect.Finding, p cmdutil.Painter) {
-	// Engines and replicas are named by suffix: Name: names the volume.
-	short := func(s string) string { return strings.ReplaceAll(s, name+"-", "") }
+func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect.Evidence, f *detect.Finding, p cmdutil.Painter, width int) {
 	kv := func(indent int, key, value string) {
 		fmt.Fprintf(b, "%s%-*s%s\n", strings.Repeat(" ", indent), keyWidth-indent, key+":", value)
 	}
@@ -101,7 +102,7 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 			if e.DeletionTimestamp != nil {
 				active += " (deleting " + age(st.Now, *e.DeletionTimestamp) + ")"
 			}
-			t.row([]string{engineSuffix(name, e.Name), role, dash(e.NodeID), active, dash(e.State), dash(e.Endpoint), fmt.Sprint(e.RWReplicas), age(st.Now, e.Created)},
+			t.row([]string{e.Name, role, dash(e.NodeID), active, dash(e.State), dash(e.Endpoint), fmt.Sprint(e.RWReplicas), age(st.Now, e.Created)},
 				[]func(string) string{nil, rolePaint(p, role)})
 		}
 		indented(b, t)
@@ -120,7 +121,7 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 			if !ok {
 				set = "<no such engine>"
 			}
-			t.row([]string{engineSuffix(name, r.Name), dash(r.NodeID), dash(engineSuffix(name, r.EngineName)), set, fmt.Sprint(r.Active), dash(r.State), dash(r.DataDirectory)},
+			t.row([]string{r.Name, dash(r.NodeID), dash(r.EngineName), set, fmt.Sprint(r.Active), dash(r.State), dash(r.DataDirectory)},
 				[]func(string) string{nil, nil, nil, rolePaint(p, set)})
 		}
 		indented(b, t)
@@ -166,7 +167,7 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 				// passed only because its input was not read
 				mark, paint = "? ", p.Yellow
 			}
-			t.row([]string{mark + c.Name, short(c.Detail)}, []func(string) string{
+			t.row([]string{mark + c.Name, c.Detail}, []func(string) string{
 				func(s string) string { return paint(mark) + strings.TrimPrefix(s, mark) }, p.Faint})
 		}
 		var tb bytes.Buffer
@@ -175,12 +176,12 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 		for i, l := range lines {
 			b.WriteString("  " + l + "\n")
 			if c := f.Preconditions[i]; !c.OK && c.Failure != "" {
-				b.WriteString("      " + p.Red(short(c.Failure)) + "\n")
+				b.WriteString("      " + p.Red(c.Failure) + "\n")
 			}
 		}
 	}
-	kv(0, "Decision", short(decision(f, p)))
-	kv(0, "Why", wrap(short(f.Reason), keyWidth, wrapWidth))
+	kv(0, "Decision", decision(f, p))
+	kv(0, "Why", wrap(f.Reason, keyWidth, width))
 	kv(0, "Repair", repairCommand(st.Namespace, f))
 	if l := f.Evidence.Logs; l != nil && l.Count > 0 {
 		b.WriteString("Log evidence:\n")
@@ -204,12 +205,9 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 	}
 }
 
-// Describe's layout: values start at keyWidth; Why wraps at wrapWidth so a
-// long reason reads as a paragraph, not one line across the screen.
-const (
-	keyWidth  = 32
-	wrapWidth = 110
-)
+// Describe's layout: values start at keyWidth; Why wraps at the
+// terminal's width, so a long reason reads as a paragraph.
+const keyWidth = 32
 
 // describeWorkload shows where the workload runs: the pods using the
 // volume and Longhorn's CSI attachments of its PV, or why they were not
@@ -257,6 +255,9 @@ func describeWorkload(b *bytes.Buffer, w *detect.WorkloadPlacement, kv func(int,
 // wrap breaks s into lines of at most width runes, the lines after the
 // first indented by indent.
 func wrap(s string, indent, width int) string {
+	if width <= indent+20 {
+		return strings.Join(strings.Fields(s), " ") // no terminal, or too narrow to help
+	}
 	words := strings.Fields(s)
 	var b strings.Builder
 	col := indent
@@ -307,8 +308,10 @@ func decision(f *detect.Finding, p cmdutil.Painter) string {
 		return p.Bold(fmt.Sprintf("deactivate %s (set spec.active=false), keep %s", strings.Join(f.Stale, ", "), f.Keep))
 	case f.Action == detect.ActionDelete:
 		return p.Bold(fmt.Sprintf("delete %s, keep %s", strings.Join(f.Stale, ", "), f.Keep))
+	case f.Overdue():
+		return p.Yellow(f.Decision())
 	case f.Action == detect.ActionWait:
-		return "wait: Longhorn is still working on it"
+		return f.Decision()
 	}
 	if c := f.FirstFailed(); c != nil {
 		return p.Red("no repair: " + c.Failure)
@@ -332,10 +335,10 @@ func repairCommand(ns string, f *detect.Finding) string {
 		return "none: wait and describe it again"
 	}
 	if f.Type == detect.TypeInvertedReplicaFlags {
-		return "none automatic: recover the replica flags by hand (docs/troubleshooting-two-active-engines.md)"
+		return "none automatic: recover the replica flags by hand (" + docs.Troubleshooting + ")"
 	}
 	if f.Severity.NeedsAttention() {
-		return "none automatic (docs/troubleshooting-two-active-engines.md)"
+		return "none automatic (" + docs.Troubleshooting + ")"
 	}
 	return "none needed"
 }

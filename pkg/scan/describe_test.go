@@ -25,7 +25,7 @@ func describeReal(t *testing.T, version string, logs map[string]detect.LogEviden
 	res := detect.Classify(st, detect.Options{})
 	detect.AttachLogs(st, &res, logs, detect.Options{})
 	var b bytes.Buffer
-	if err := scan.Describe(&b, st, res, names, cmdutil.NewPainter(false)); err != nil {
+	if err := scan.Describe(&b, st, res, names, cmdutil.NewPainter(false), 110); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

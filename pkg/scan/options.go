@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -78,6 +79,16 @@ func (o *Options) Validate() error {
 	if o.Describe && o.Output != "table" {
 		return fmt.Errorf("describe has no -o: use scan -o json|yaml for a report")
 	}
+	if o.NoHeaders && o.Output != "table" && o.Output != "wide" {
+		return fmt.Errorf("--no-headers applies to -o table and wide only, not -o %s", o.Output)
+	}
+	// Parsed here, as kubectl does, so a typo is a usage error and never
+	// reaches the server.
+	if o.Selector != "" {
+		if _, err := labels.Parse(o.Selector); err != nil {
+			return fmt.Errorf("invalid label selector %q: %w", o.Selector, err)
+		}
+	}
 	if o.ChunkSize <= 0 {
 		return fmt.Errorf("--chunk-size must be positive")
 	}
@@ -120,9 +131,10 @@ func (o *Options) Run(ctx context.Context) error {
 func (o *Options) print(st *longhorn.State, res detect.Result, source string, incomplete []string) error {
 	r := NewReport(st, res, source)
 	r.Incomplete = incomplete
+	r.Healthy = namedHealthy(st, res, o.Volumes)
 	if o.Describe {
 		p := cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))
-		if err := Describe(o.Out, st, res, o.Volumes, p); err != nil {
+		if err := Describe(o.Out, st, res, o.Volumes, p, cmdutil.TerminalWidth(o.Out)); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 		}
 		if err := incompleteError(r, incomplete); err != nil {
@@ -166,4 +178,24 @@ func incompleteError(r *Report, incomplete []string) error {
 	}
 	return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("the check is incomplete, the report covers only what could be read (%d volume(s)): %s",
 		r.Summary.Volumes, strings.Join(incomplete, "; ")))
+}
+
+// namedHealthy is the named volumes that exist and have no finding, in the
+// order named.
+func namedHealthy(st *longhorn.State, res detect.Result, named []string) []string {
+	exists, found, seen := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for i := range st.Volumes {
+		exists[st.Volumes[i].Name] = true
+	}
+	for i := range res.Findings {
+		found[res.Findings[i].Volume] = true
+	}
+	var out []string
+	for _, v := range named {
+		if exists[v] && !found[v] && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -13,6 +13,13 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
+// A volume named on the command line with no finding gets a row of its
+// own, as kubectl get NAME does; unnamed healthy volumes are only counted.
+const (
+	healthyFinding = "Healthy"
+	healthyReason  = "at most one active engine and no migration, nothing to do"
+)
+
 // OutputFormats are the values of -o.
 var OutputFormats = []string{"table", "wide", "json", "yaml", "name"}
 
@@ -45,6 +52,11 @@ func Print(out io.Writer, r *Report, format string, noHeaders bool, p cmdutil.Pa
 		return err
 	case "name":
 		seen := map[string]bool{}
+		for _, v := range r.Healthy {
+			if _, err := fmt.Fprintln(out, longhorn.Volumes.Qualified()+"/"+v); err != nil {
+				return err
+			}
+		}
 		for _, f := range r.Findings {
 			n := longhorn.Volumes.Qualified() + "/" + f.Volume
 			if f.Type == detect.TypeOrphanEngine || f.Type == detect.TypeOrphanEngineProcess {
@@ -68,7 +80,7 @@ func Print(out io.Writer, r *Report, format string, noHeaders bool, p cmdutil.Pa
 // that does not fit the PVC/VM and node names give way (docs/scan-report.md
 // "Table"). -o wide and describe keep every detail.
 func printTable(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter, width int) error {
-	if len(r.Findings) == 0 {
+	if len(r.Findings) == 0 && len(r.Healthy) == 0 {
 		// Like kubectl's "No resources found": the summary on stderr says it.
 		return nil
 	}
@@ -81,16 +93,23 @@ func printTable(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter, wid
 	cStale := t.column("STALE", shrinkEngines)
 	t.column("ACTION", nil)
 	cWhy := t.column("REASON", truncate)
+	// A terminal gets engines by suffix, to fit; a pipe or a file gets the
+	// full names, which kubectl takes.
+	full := width <= 0
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		keep := engineAt(f, f.Keep)
+		keep := engineAt(f, f.Keep, full)
 		stale := make([]string, len(f.Stale))
 		for j, n := range f.Stale {
-			stale[j] = engineAt(f, n)
+			stale[j] = engineAt(f, n, full)
 		}
 		t.row([]string{f.Volume, dash(usedBy(f.Evidence.Kubernetes)), string(f.Type), string(f.Severity),
-			dash(keep), dash(strings.Join(stale, ",")), string(f.Action), shortReason(f)},
+			dash(keep), dash(strings.Join(stale, ",")), string(f.Action), shortReason(f, full)},
 			[]func(string) string{nil, nil, nil, severityColor(p, f.Severity), nil, nil, actionColor(p, f.Action), p.Faint})
+	}
+	for _, v := range r.Healthy {
+		t.row([]string{v, "-", healthyFinding, "-", "-", "-", string(detect.ActionNone), healthyReason},
+			[]func(string) string{nil, nil, p.Green, nil, nil, nil, nil, p.Faint})
 	}
 	// What gives way first when the terminal is narrow: the reason (read it
 	// in describe), then the PVC/VM down to a recognisable stub, then the
@@ -108,7 +127,7 @@ func printTable(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter, wid
 // printWide keeps every detail on one line per finding, like kubectl's
 // -o wide: it is not cut to the terminal.
 func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) error {
-	if len(r.Findings) == 0 {
+	if len(r.Findings) == 0 && len(r.Healthy) == 0 {
 		return nil
 	}
 	t := &table{}
@@ -138,11 +157,15 @@ func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) erro
 			row = append(row, logColumn(f.Evidence.Logs))
 			paint = append(paint, nil)
 		}
-		why := f.Reason
-		if f.Age != nil && f.Type == detect.TypePendingCleanup {
-			why = "(" + f.Age.Round(1e9).String() + ") " + why
+		t.row(append(row, f.Reason), append(paint, nil))
+	}
+	for _, v := range r.Healthy {
+		row := []string{v}
+		for len(row) < len(t.cols)-1 {
+			row = append(row, "-")
 		}
-		t.row(append(row, why), append(paint, nil))
+		row[3], row[7] = healthyFinding, string(detect.ActionNone)
+		t.row(append(row, healthyReason), nil)
 	}
 	return t.write(out, 0, !noHeaders)
 }
@@ -178,7 +201,7 @@ func csiNodes(w *detect.WorkloadPlacement) string {
 // shortReason is the part of a finding's reason the table has room for:
 // for a refused repair what failed, for a repair what it does; the whole
 // reason is in -o wide, describe and JSON.
-func shortReason(f *detect.Finding) string {
+func shortReason(f *detect.Finding, full bool) string {
 	why := f.Reason
 	if f.Type == detect.TypeMultipleActiveEngines {
 		if c := f.FirstFailed(); c != nil && c.Failure != "" {
@@ -188,8 +211,8 @@ func shortReason(f *detect.Finding) string {
 			why = decision
 		}
 	}
-	if f.Age != nil && f.Type == detect.TypePendingCleanup {
-		why = "(" + f.Age.Round(1e9).String() + ") " + why
+	if full {
+		return why
 	}
 	// Engines as the KEEP and STALE columns name them.
 	return strings.ReplaceAll(why, f.Volume+"-e-", "e-")
@@ -197,11 +220,14 @@ func shortReason(f *detect.Finding) string {
 
 // engineAt renders an engine of the finding as suffix@node
 // ("e-1cd53c57@harvester-node-2").
-func engineAt(f *detect.Finding, name string) string {
+func engineAt(f *detect.Finding, name string, full bool) string {
 	if name == "" {
 		return ""
 	}
-	short := engineSuffix(f.Volume, name)
+	short := name
+	if !full {
+		short = engineSuffix(f.Volume, name)
+	}
 	for _, e := range f.Evidence.Engines {
 		if e.Name == name && e.NodeID != "" {
 			return short + "@" + e.NodeID

@@ -24,6 +24,9 @@ type Report struct {
 	VersionClass    string           `json:"versionClass"`
 	Summary         Summary          `json:"summary"`
 	Findings        []detect.Finding `json:"findings"`
+	// Healthy names the volumes named on the command line that have no
+	// finding: a named volume is always in the report.
+	Healthy []string `json:"healthy,omitempty"`
 	// Incomplete lists what an offline input lacked (a damaged zip, a
 	// missing or cut file): the findings cover only what was read, and
 	// scan exits 2.
