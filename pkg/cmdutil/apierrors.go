@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 )
 
 // Explain turns an API error for a request on resource (e.g.
@@ -37,8 +39,8 @@ func (e *explained) Unwrap() error { return e.err }
 func explain(err error, verb, resource, namespace string) string {
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Sprintf("forbidden: cannot %s %s in namespace %q: %s (see docs/rbac.md for the permissions each command needs)",
-			verb, resource, namespace, reasonOf(err))
+		return fmt.Sprintf("forbidden: cannot %s %s in namespace %q: %s (see %s for the permissions each command needs)",
+			verb, resource, namespace, reasonOf(err), docs.RBAC)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Sprintf("unauthorized: the server rejected the credentials (%s)", reasonOf(err))
 	case apierrors.IsNotFound(err) && isListLike(verb) && strings.HasSuffix(resource, ".longhorn.io"):

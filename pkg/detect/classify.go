@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -128,11 +129,11 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 			strings.Join(names, ", "), keep, keep)
 		f.Preconditions = preconditions(st, v, idxEngines(active, pending), replicas, active[0], names)
 		if why := notRepairedOn(st.Version, v); why != "" {
-			f.Reason += "; " + why + "; recover by hand: see docs/troubleshooting-two-active-engines.md"
+			f.Reason += "; " + why + "; recover by hand: see " + docs.Troubleshooting
 			return
 		}
 		if failed := firstFailed(f.Preconditions); failed != nil {
-			f.Reason += "; not safe to repair: " + failed.Name + " (" + failed.Detail + "); see docs/troubleshooting-two-active-engines.md"
+			f.Reason += "; not safe to repair: " + failed.Name + " (" + failed.Detail + "); see " + docs.Troubleshooting
 			return
 		}
 		f.Action = ActionSetReplicas
@@ -218,11 +219,11 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	f.Preconditions = cs
 
 	if why := notRepairedOn(st.Version, v); why != "" {
-		f.Reason += "; " + why + "; recover by hand: see docs/troubleshooting-two-active-engines.md"
+		f.Reason += "; " + why + "; recover by hand: see " + docs.Troubleshooting
 		return
 	}
 	if failed := firstFailed(cs); failed != nil {
-		f.Reason += "; not safe to repair because " + failed.Failure + "; recover by hand: see docs/troubleshooting-two-active-engines.md"
+		f.Reason += "; not safe to repair because " + failed.Failure + "; recover by hand: see " + docs.Troubleshooting
 		return
 	}
 	f.Action = ActionSetReplicas

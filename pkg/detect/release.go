@@ -1,6 +1,9 @@
 package detect
 
-import "github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+import (
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
 
 // The Longhorn release → action table of fix, in one place: what fix does to
 // the stale engines of a v1 volume stuck with two active engines, once every
@@ -69,7 +72,7 @@ func notRepairedOn(ver longhorn.Version, v *longhorn.Volume) string {
 	case v.DataEngineName() != longhorn.DataEngineV1:
 		return "this is a " + v.DataEngineName() + " volume on Longhorn " + ver.String() + ", whose confirm repoints replicas instead of switching their flags: no automatic fix, report it to Longhorn with this evidence"
 	case ver.AtLeast(1, 11, 0):
-		return "the repair has not been proven on Longhorn " + ver.String() + " (newest release proven: 1.10): no automatic fix, report it with this evidence (see docs/troubleshooting-two-active-engines.md)"
+		return "the repair has not been proven on Longhorn " + ver.String() + " (newest release proven: 1.10): no automatic fix, report it with this evidence (see " + docs.Troubleshooting + ")"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -76,7 +77,7 @@ func chooseAction(f detect.Finding, v longhorn.Version, s Strategy) (detect.Acti
 			return f.Action, f.Reason
 		}
 		return detect.ActionNone, fmt.Sprintf("--strategy=delete refused on Longhorn %s for this volume: deleting the stale engine is safe only on 1.5.0/1.5.1 with status.currentMigrationNodeID equal to the current node, "+
-			"which makes Longhorn re-enter the confirm; otherwise nothing switches the replicas once it is gone (see docs/troubleshooting-two-active-engines.md); "+
+			"which makes Longhorn re-enter the confirm; otherwise nothing switches the replicas once it is gone (see "+docs.Troubleshooting+"); "+
 			"use --strategy=auto, which deactivates it instead", v)
 	}
 	return detect.ActionNone, fmt.Sprintf("--strategy=%s is not safe on Longhorn %s (%s): no action", s, v, v.Class())

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -27,7 +28,7 @@ var (
 // grants these reads.
 const WorkloadsClusterRole = "longhorn-engines-workloads"
 
-const workloadsHint = "grant the optional ClusterRole " + WorkloadsClusterRole + " (docs/rbac.md) to check where the workload runs"
+const workloadsHint = "grant the optional ClusterRole " + WorkloadsClusterRole + " (" + docs.RBAC + ") to check where the workload runs"
 
 // ReadPods lists pods in ns ("" for every namespace), page by page. It never
 // fails: a read that did not happen is a ReadStatus saying why, and err is
