@@ -24,7 +24,10 @@ func ExecuteWithHooks(ctx context.Context, streams genericiooptions.IOStreams, a
 	root.SetArgs(args)
 	// A mistyped flag or command checked nothing: exit 2, never scan's 1
 	// ("findings"), so scripts cannot mistake a typo for a result.
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.WithCode(cmdutil.ExitNoCheck, err) })
+	// kubectl adds where to read the usage; here on the same line.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
+	})
 	ctx = cmdutil.WithSignalEnd(ctx)
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fixwatch"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
@@ -41,6 +42,7 @@ func newRootCommand(streams genericiooptions.IOStreams, hooks Hooks) *cobra.Comm
 (longhorn/longhorn#6642: "BUG: found the second active engine X besides Y").
 
   scan      read-only: classify every volume and explain each finding
+  describe  read-only: one volume in full, and the repair that would apply
   fix       repair affected volumes, never touching the engine that serves I/O
   migrate   drive a live migration safely
   preflight before an upgrade: which volumes are exposed, what to run
@@ -63,6 +65,9 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 		f.Usage = "The Longhorn namespace (longhorn-system when not given; the kubeconfig context's namespace is not used)"
 	}
 	addKlogVerbosity(flags)
+	// -n completes namespaces from the cluster, never file names.
+	_ = root.RegisterFlagCompletionFunc("namespace", complete.Namespaces(cf))
+	root.SetHelpCommand(newHelpCommand(root))
 
 	root.AddCommand(
 		scan.NewCmdScan(cf, streams),

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
@@ -72,6 +74,29 @@ func MigrationTargets(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 		for _, n := range nodes {
 			if n.Name != current && strings.HasPrefix(n.Name, toComplete) {
 				out = append(out, n.Name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// Namespaces offers the cluster's namespaces for -n, never file names.
+func Namespaces(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		c, err := readstate.FromFlags(cf)
+		if err != nil || c.Dynamic == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		list, err := c.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, ns := range list.Items {
+			if strings.HasPrefix(ns.GetName(), toComplete) {
+				out = append(out, ns.GetName())
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

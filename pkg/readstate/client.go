@@ -6,7 +6,9 @@
 package readstate
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -65,9 +67,26 @@ func NewClient(cfg *rest.Config) (*Client, error) {
 // FromFlags builds the client from the kubectl flags (kubeconfig, context,
 // --as, in-cluster config, ...).
 func FromFlags(cf *genericclioptions.ConfigFlags) (*Client, error) {
+	if err := noKubeconfig(cf); err != nil {
+		return nil, err
+	}
 	cfg, err := cf.ToRESTConfig()
 	if err != nil {
 		return nil, err
 	}
 	return NewClient(cfg)
+}
+
+// noKubeconfig refuses to fall back to http://localhost:8080, as client-go
+// does when no kubeconfig, no --server and no in-cluster service account
+// are there: a plugin for production storage should say so instead.
+func noKubeconfig(cf *genericclioptions.ConfigFlags) error {
+	if cf == nil || (cf.APIServer != nil && *cf.APIServer != "") || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return nil
+	}
+	raw, err := cf.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return nil // a broken kubeconfig reports its own error
+	}
+	return errors.New("no kubeconfig found (KUBECONFIG, --kubeconfig or ~/.kube/config) and not running in a pod: point kubectl at the cluster first")
 }
