@@ -39,6 +39,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		// With currentMigrationNodeID set (1.5+) Longhorn finishes the
 		// confirm and switches the flags itself: the MigrationFinishing row.
 		danglingReplicas(st, v, active[0], replicas, &f)
+	case familyState(st, idx, v, &f): // family.go
 	case v.Spec.MigrationNodeID != "" || v.Status.SwitchoverState != "":
 		f.Type, f.Severity = TypeMigrationInFlight, SeverityInfo
 		if v.Status.SwitchoverState != "" {

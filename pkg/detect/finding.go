@@ -100,6 +100,9 @@ type Finding struct {
 	// Age is how long the state has lasted when that is known (pending cleanup).
 	Age      *Duration `json:"age,omitempty"`
 	Evidence Evidence  `json:"evidence"`
+	// Family is set for a state of the stuck-migration family (family.go):
+	// the upstream issues, releases and the maintainers' repair.
+	Family *FamilyInfo `json:"family,omitempty"`
 	// Objects pins the volume's objects as classified (uid,
 	// resourceVersion), for fix to write to and compare with a later read.
 	// Not in the report.

@@ -1,0 +1,55 @@
+package detect
+
+import (
+	"fmt"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// LonghornUITicket is the ticket id the 1.4→1.5 upgrade gives a volume
+// that was attached with no CSI attachment (LM upgrade/v14xto150).
+const LonghornUITicket = "longhorn-ui"
+
+// leftoverAttachRequest: a detached volume keeps status.pendingNodeID
+// (auto-attachment then never runs), or a longhorn-ui ticket left by the
+// 1.5 upgrade keeps the volume on its node while the workload's csi ticket
+// asks for another one (longhorn#7994, #8339).
+func leftoverAttachRequest(c *familyCtx, f *Finding) bool {
+	v := c.v
+	k := FamilyInfo{
+		Issues:          []string{"longhorn/longhorn#7994", "longhorn/longhorn#8339"},
+		Releases:        "1.5.x",
+		AffectedRelease: c.inRange("1.5.0", "1.5.999"),
+	}
+	if pn := v.Status.PendingNodeID; pn != "" && v.Spec.NodeID == "" && v.Status.State == longhorn.VolumeStateDetached {
+		k.Steps = []string{
+			c.kubectl(fmt.Sprintf(`patch volumes.longhorn.io %s --subresource=status --type=merge -p '{"status":{"pendingNodeID":""}}'`, v.Name)),
+		}
+		c.set(f, TypeLeftoverAttachRequest, SeverityWarning,
+			fmt.Sprintf("the volume is detached but status.pendingNodeID is still %s: Longhorn waits for a re-attachment that never comes and does not attach the volume elsewhere; clear the field on the status subresource", pn),
+			k, "leftover-pendingnodeid-or-longhorn-ui-ticket")
+		return true
+	}
+	if c.va == nil {
+		return false
+	}
+	ui, ok := c.va.Spec.AttachmentTickets[LonghornUITicket]
+	if !ok {
+		return false
+	}
+	for _, t := range c.va.CSITickets() {
+		if t.NodeID == ui.NodeID || c.va.Satisfied(t.ID) {
+			continue
+		}
+		k.Steps = []string{
+			c.kubectl("get volumeattachments.longhorn.io " + v.Name + " -o yaml"),
+			c.kubectl(fmt.Sprintf(`patch volumeattachments.longhorn.io %s --type=json -p '[{"op":"remove","path":"/spec/attachmentTickets/%s"}]'`, v.Name, LonghornUITicket)),
+		}
+		c.set(f, TypeLeftoverAttachRequest, SeverityWarning,
+			fmt.Sprintf("attachment ticket %s (left by the upgrade to 1.5) keeps the volume on %s while csi ticket %s for %s waits unsatisfied: the workload cannot attach it there; remove the %s ticket",
+				LonghornUITicket, orNone(ui.NodeID), t.ID, t.NodeID, LonghornUITicket),
+			k, "leftover-pendingnodeid-or-longhorn-ui-ticket")
+		return true
+	}
+	return false
+}

@@ -1,0 +1,47 @@
+package detect
+
+import (
+	"fmt"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// migrationWithoutNode: spec.migrationNodeID set while spec.nodeID is
+// empty, after the old engine's node died (longhorn#8735, harvester#6117).
+// On 1.5–1.6 no engine can become current: processMigration needs
+// spec.nodeID and the VolumeAttachment controller never cancels. From
+// 1.7.0 the VolumeAttachment controller cancels a migration of a detached
+// volume itself ("Cancelling migration for detached volume").
+func migrationWithoutNode(c *familyCtx, f *Finding) bool {
+	v := c.v
+	target := v.Spec.MigrationNodeID
+	if target == "" || v.Spec.NodeID != "" {
+		return false
+	}
+	k := FamilyInfo{
+		Issues:          []string{"longhorn/longhorn#8735", "harvester/harvester#6117"},
+		Releases:        "1.5.0–1.6.x (fixed in 1.7.0)",
+		AffectedRelease: c.inRange("1.5.0", "1.6.999"),
+	}
+	va := longhorn.CSITicketID(v.Name, target)
+	for _, a := range c.st.Workloads.CSIAttachmentsOf(v) {
+		if a.NodeName == target {
+			va = a.Name
+		}
+	}
+	k.Steps = []string{
+		c.csiAttachmentsCmd(),
+		fmt.Sprintf("kubectl delete volumeattachments.storage.k8s.io %s   # the migration target %s's CSI attachment", va, target),
+		fmt.Sprintf("last resort, only if spec.migrationNodeID is still set once that attachment is gone: %s",
+			c.kubectl(fmt.Sprintf(`patch volumes.longhorn.io %s --type=merge -p '{"spec":{"migrationNodeID":""}}'`, v.Name))),
+	}
+	sev := SeverityWarning
+	reason := fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty (the old engine's node went away during a migration): no engine can become current and the volume neither attaches nor detaches; delete the migration target's CSI VolumeAttachment",
+		target)
+	if !k.AffectedRelease && c.st.Version.AtLeast(1, 7, 0) {
+		reason += fmt.Sprintf("; Longhorn %s cancels such a migration itself, look again if it lasts", c.st.Version)
+	}
+	c.set(f, TypeMigrationWithoutNode, sev, reason, k, "migration-without-node")
+	markMigration(f, target)
+	return true
+}

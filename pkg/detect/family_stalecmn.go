@@ -1,0 +1,43 @@
+package detect
+
+import (
+	"fmt"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// staleMigrationNodeID: status.currentMigrationNodeID stays set on a
+// volume that is detached or detaching (longhorn#11479, #12238,
+// harvester#8904; up to 1.9.1). processMigration returns early without
+// spec.nodeID, so nothing clears it; meanwhile Longhorn treats the volume
+// as migrating (isVolumeMigrating): no replica clean-up or rebuild, and the
+// VolumeAttachment controller leaves detachment to the migration code,
+// which loops with "cannot find the current engine for the switching".
+func staleMigrationNodeID(c *familyCtx, f *Finding) bool {
+	v := c.v
+	cm := v.Status.CurrentMigrationNodeID
+	if cm == "" || v.Spec.MigrationNodeID != "" {
+		return false
+	}
+	switch {
+	case v.Spec.NodeID == "":
+	case v.Status.State == longhorn.VolumeStateDetached || v.Status.State == longhorn.VolumeStateDetaching:
+	default:
+		return false
+	}
+	k := FamilyInfo{
+		Issues:          []string{"longhorn/longhorn#11479", "longhorn/longhorn#12238", "harvester/harvester#8904"},
+		Releases:        "1.5.0–1.9.1 (fixed in 1.9.2 and 1.10.0)",
+		AffectedRelease: c.inRange("1.5.0", "1.9.1"),
+	}
+	stop, start := c.stopWorkload()
+	k.Steps = []string{
+		stop,
+		c.kubectl(fmt.Sprintf(`patch volumes.longhorn.io %s --subresource=status --type=merge -p '{"status":{"currentMigrationNodeID":""}}'`, v.Name)),
+		start,
+	}
+	reason := fmt.Sprintf("status.currentMigrationNodeID is %s on a volume that is %s (spec.nodeID %q, no migration requested): Longhorn still treats it as migrating and never clears the field (it flaps between detaching and detached, log \"cannot find the current engine for the switching\"); with the workload stopped, clear the field on the status subresource",
+		cm, orNone(v.Status.State), v.Spec.NodeID)
+	c.set(f, TypeStaleMigrationNodeID, SeverityWarning, reason, k, "stale-currentmigrationnodeid")
+	return true
+}

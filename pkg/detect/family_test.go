@@ -1,0 +1,265 @@
+package detect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+var (
+	vc17  = versionCase{"1.7.2", "v1.7.2", false}
+	vc19  = versionCase{"1.9.1", "v1.9.1", false}
+	vc110 = versionCase{"1.10.0", "v1.10.0", false}
+	vc111 = versionCase{"1.11.1", "v1.11.1", false}
+)
+
+// withTickets gives the scenario's volume a VolumeAttachment with the
+// tickets, each satisfied when sat says so.
+func (s *scenario) withTickets(sat map[string]bool, ts ...longhorn.AttachmentTicket) *longhorn.VolumeAttachment {
+	va := longhorn.VolumeAttachment{}
+	va.Name, va.Namespace = s.vol, longhorn.DefaultNamespace
+	va.Labels = map[string]string{longhorn.VolumeLabel: s.vol}
+	va.Spec.Volume = s.vol
+	va.Spec.AttachmentTickets = map[string]longhorn.AttachmentTicket{}
+	va.Status.AttachmentTicketStatuses = map[string]longhorn.AttachmentTicketStatus{}
+	for _, t := range ts {
+		t.Generation = 1
+		va.Spec.AttachmentTickets[t.ID] = t
+		va.Status.AttachmentTicketStatuses[t.ID] = longhorn.AttachmentTicketStatus{ID: t.ID, Satisfied: sat[t.ID], Generation: 1}
+	}
+	s.st.VolumeAttachments = append(s.st.VolumeAttachments, va)
+	return &s.st.VolumeAttachments[len(s.st.VolumeAttachments)-1]
+}
+
+func csiTicket(vol, node string) longhorn.AttachmentTicket {
+	return longhorn.AttachmentTicket{ID: longhorn.CSITicketID(vol, node), Type: longhorn.AttacherTypeCSI, NodeID: node}
+}
+
+// withVMPod puts a running virt-launcher pod of vm-1 on node (none when
+// node is ""), with pods and CSI attachments read.
+func (s *scenario) withVMPod(node string, csiNodes ...string) {
+	v := s.volume()
+	v.Status.KubernetesStatus = longhorn.KubernetesStatus{PVName: s.vol, PVCName: "disk-1", Namespace: "default",
+		WorkloadsStatus: []longhorn.WorkloadStatus{{PodName: "virt-launcher-vm-1-abcde", WorkloadName: "vm-1", WorkloadType: WorkloadTypeVMI}}}
+	w := &s.st.Workloads
+	w.PodsRead = longhorn.ReadStatus{Read: true}
+	w.CSIRead = longhorn.ReadStatus{Read: true}
+	if node != "" {
+		w.Pods = append(w.Pods, longhorn.Pod{Namespace: "default", Name: "virt-launcher-vm-1-abcde", NodeName: node, Phase: "Running",
+			Claims: []string{"disk-1"}, OwnerKind: longhorn.KindVMI, OwnerName: "vm-1", VirtLauncher: true, VMI: "vm-1"})
+	}
+	for _, n := range csiNodes {
+		w.CSIAttachments = append(w.CSIAttachments, longhorn.CSIAttachment{Name: longhorn.CSITicketID(s.vol, n), Attacher: longhorn.CSIDriver,
+			PVName: s.vol, NodeName: n, Attached: true})
+	}
+}
+
+func expectFamily(t *testing.T, s *scenario, want Type, affected bool, steps ...string) Finding {
+	t.Helper()
+	_, f := s.classify(t)
+	if f.Type != want {
+		t.Fatalf("type %q, want %q: %s", f.Type, want, f.Reason)
+	}
+	if f.Family == nil {
+		t.Fatalf("%s: no family info", want)
+	}
+	if f.Family.AffectedRelease != affected {
+		t.Errorf("%s on %s: affectedRelease %t, want %t", want, s.vc.version, f.Family.AffectedRelease, affected)
+	}
+	if f.Action.Writes() {
+		t.Errorf("%s: action %q writes; the family is detected, not repaired, here", want, f.Action)
+	}
+	if len(f.Family.Issues) == 0 || f.Family.Releases == "" || !strings.HasPrefix(f.Family.Doc, FamilyDoc+"#") {
+		t.Errorf("%s: incomplete family info %+v", want, f.Family)
+	}
+	all := strings.Join(f.Family.Steps, "\n")
+	for _, s := range steps {
+		if !strings.Contains(all, s) {
+			t.Errorf("%s: steps lack %q:\n%s", want, s, all)
+		}
+	}
+	if !f.Severity.NeedsAttention() {
+		t.Errorf("%s: severity %s does not make scan exit 1", want, f.Severity)
+	}
+	return f
+}
+
+func TestFamilyMigrationNeverConfirmed(t *testing.T) {
+	s := migrating(vc17, "vol-nc")
+	s.withTickets(map[string]bool{longhorn.CSITicketID("vol-nc", nodeA): true, longhorn.CSITicketID("vol-nc", nodeB): true},
+		csiTicket("vol-nc", nodeA), csiTicket("vol-nc", nodeB))
+	s.withVMPod(nodeB, nodeA, nodeB)
+	f := expectFamily(t, s, TypeMigrationNeverConfirmed, true,
+		"kubectl delete volumeattachments.storage.k8s.io "+longhorn.CSITicketID("vol-nc", nodeA),
+		"virtctl stop vm-1 -n default", "virtctl start vm-1 -n default")
+	if !strings.Contains(f.Reason, "orphaned") || f.Keep != s.engA || roleOf(f, s.engB) != "migration" {
+		t.Errorf("reason/roles: %s keep=%s role(B)=%s", f.Reason, f.Keep, roleOf(f, s.engB))
+	}
+
+	// the VM still runs on the old node: a migration in flight, not stuck
+	s = migrating(vc17, "vol-nc")
+	s.withTickets(map[string]bool{longhorn.CSITicketID("vol-nc", nodeA): true, longhorn.CSITicketID("vol-nc", nodeB): true},
+		csiTicket("vol-nc", nodeA), csiTicket("vol-nc", nodeB))
+	s.withVMPod(nodeA, nodeA, nodeB)
+	if _, f := s.classify(t); f.Type != TypeMigrationInFlight {
+		t.Errorf("VM on the old node: %s, want MigrationInFlight", f.Type)
+	}
+	// pods not read: no claim about the workload
+	s = migrating(vc17, "vol-nc")
+	s.withTickets(map[string]bool{longhorn.CSITicketID("vol-nc", nodeA): true, longhorn.CSITicketID("vol-nc", nodeB): true},
+		csiTicket("vol-nc", nodeA), csiTicket("vol-nc", nodeB))
+	if _, f := s.classify(t); f.Type != TypeMigrationInFlight {
+		t.Errorf("pods not read: %s, want MigrationInFlight", f.Type)
+	}
+	// the target's ticket not yet satisfied: still migrating
+	s = migrating(vc17, "vol-nc")
+	s.withTickets(map[string]bool{longhorn.CSITicketID("vol-nc", nodeA): true}, csiTicket("vol-nc", nodeA), csiTicket("vol-nc", nodeB))
+	s.withVMPod(nodeB, nodeA, nodeB)
+	if _, f := s.classify(t); f.Type != TypeMigrationInFlight {
+		t.Errorf("target ticket unsatisfied: %s, want MigrationInFlight", f.Type)
+	}
+}
+
+func TestFamilyStaleMigrationNodeID(t *testing.T) {
+	for _, tc := range []struct {
+		vc       versionCase
+		state    string
+		affected bool
+	}{
+		{vcL15f, longhorn.VolumeStateDetached, true},
+		{vc19, longhorn.VolumeStateDetaching, true},
+		{vc110, longhorn.VolumeStateDetached, false},
+	} {
+		s := healthy(tc.vc, "vol-cm")
+		v := s.volume()
+		v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.State = "", "", tc.state
+		v.Status.CurrentMigrationNodeID = nodeB
+		s.engine(s.engA).Spec.NodeID = ""
+		s.engine(s.engA).Status.CurrentState = longhorn.StateStopped
+		expectFamily(t, s, TypeStaleMigrationNodeID, tc.affected,
+			`patch volumes.longhorn.io vol-cm --subresource=status --type=merge -p '{"status":{"currentMigrationNodeID":""}}'`)
+	}
+	// attached with currentMigrationNodeID and no request: Longhorn is
+	// finishing a confirm or rollback
+	s := healthy(vcL15f, "vol-cm")
+	s.volume().Status.CurrentMigrationNodeID = nodeB
+	if _, f := s.classify(t); f.Type != TypeMigrationFinishing {
+		t.Errorf("attached: %s, want MigrationFinishing", f.Type)
+	}
+}
+
+func TestFamilyMigrationWithoutNode(t *testing.T) {
+	for _, tc := range []struct {
+		vc       versionCase
+		affected bool
+	}{{vcL15f, true}, {vcL16, true}, {vc17, false}} {
+		s := migrating(tc.vc, "vol-nn")
+		v := s.volume()
+		v.Spec.NodeID = ""
+		expectFamily(t, s, TypeMigrationWithoutNode, tc.affected,
+			"kubectl delete volumeattachments.storage.k8s.io "+longhorn.CSITicketID("vol-nn", nodeB),
+			`'{"spec":{"migrationNodeID":""}}'`)
+	}
+}
+
+func TestFamilyMigrationBlockedByTickets(t *testing.T) {
+	backup := longhorn.AttachmentTicket{ID: "backup-controller-backup-7f3a", Type: "backup-controller", NodeID: nodeA}
+	for _, tc := range []struct {
+		vc   versionCase
+		want Type
+	}{{vc17, TypeMigrationBlockedByTickets}, {vc110, TypeMigrationBlockedByTickets}, {vc111, ""}, {vcL16, ""}} {
+		s := healthy(tc.vc, "vol-tk")
+		s.withTickets(map[string]bool{}, csiTicket("vol-tk", nodeA), backup)
+		if tc.want == "" {
+			if _, f := s.classify(t); f.Type != "" {
+				t.Errorf("%s: %s, want healthy (only csi tickets count, or no ticket limit)", tc.vc.version, f.Type)
+			}
+			continue
+		}
+		f := expectFamily(t, s, tc.want, true, "get backups.longhorn.io backup-7f3a")
+		if !strings.Contains(f.Reason, "backup-controller-backup-7f3a") {
+			t.Errorf("reason does not name the ticket: %s", f.Reason)
+		}
+	}
+	// a csi ticket alone blocks nothing
+	s := healthy(vc17, "vol-tk")
+	s.withTickets(map[string]bool{}, csiTicket("vol-tk", nodeA))
+	if _, f := s.classify(t); f.Type != "" {
+		t.Errorf("one csi ticket: %s, want healthy", f.Type)
+	}
+}
+
+func TestFamilyLeftoverAttachRequest(t *testing.T) {
+	s := healthy(vcL15f, "vol-pn")
+	v := s.volume()
+	v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.State, v.Status.PendingNodeID = "", "", longhorn.VolumeStateDetached, nodeA
+	expectFamily(t, s, TypeLeftoverAttachRequest, true, `'{"status":{"pendingNodeID":""}}'`)
+
+	s = healthy(vcL15f, "vol-ui")
+	s.withTickets(map[string]bool{LonghornUITicket: true},
+		longhorn.AttachmentTicket{ID: LonghornUITicket, Type: longhorn.AttacherTypeLonghornAPI, NodeID: nodeA}, csiTicket("vol-ui", nodeB))
+	expectFamily(t, s, TypeLeftoverAttachRequest, true, `"path":"/spec/attachmentTickets/longhorn-ui"`)
+
+	// the ui ticket on the node the workload also wants: nothing blocked
+	s = healthy(vcL15f, "vol-ui")
+	s.withTickets(map[string]bool{LonghornUITicket: true, longhorn.CSITicketID("vol-ui", nodeA): true},
+		longhorn.AttachmentTicket{ID: LonghornUITicket, Type: longhorn.AttacherTypeLonghornAPI, NodeID: nodeA}, csiTicket("vol-ui", nodeA))
+	if _, f := s.classify(t); f.Type != "" {
+		t.Errorf("ui ticket beside a satisfied csi ticket: %s, want healthy", f.Type)
+	}
+}
+
+func TestFamilyUpgradeMigrationDeadlock(t *testing.T) {
+	s := migrating(vcL15f, "vol-up")
+	s.volume().Spec.EngineImage = imgNew
+	f := expectFamily(t, s, TypeUpgradeMigrationDeadlock, true, "delete engines.longhorn.io "+s.engB)
+	if len(f.Stale) != 1 || f.Stale[0] != s.engB {
+		t.Errorf("stale %v, want [%s]", f.Stale, s.engB)
+	}
+	// one engine upgrading: an ordinary upgrade
+	s = healthy(vcL15f, "vol-up")
+	s.volume().Spec.EngineImage = imgNew
+	if _, f := s.classify(t); f.Type != "" {
+		t.Errorf("one engine upgrading: %s, want healthy", f.Type)
+	}
+	// two active engines and an upgrade: the #6642 row wins
+	s = stuck(vcL15f, "vol-up")
+	s.volume().Spec.EngineImage = imgNew
+	if _, f := s.classify(t); f.Type != TypeMultipleActiveEngines {
+		t.Errorf("two active engines: %s, want MultipleActiveEngines", f.Type)
+	}
+}
+
+func TestFamilyMigrationReplicaChurn(t *testing.T) {
+	s := migrating(vc110, "vol-ch")
+	for _, r := range s.replicasOf(s.engB) {
+		r.Spec.LastFailedAt = "2024-04-30T10:00:00Z"
+	}
+	f := expectFamily(t, s, TypeMigrationReplicaChurn, true, "get replicas.longhorn.io -l longhornvolume=vol-ch")
+	if !strings.Contains(f.Reason, "lastFailedAt") {
+		t.Errorf("reason: %s", f.Reason)
+	}
+	// a data directory cloned twice: the engine restarts for ever
+	s = migrating(vc110, "vol-ch")
+	twin := replica("vol-ch", "vol-ch-r-bbbb0003", nodeA, s.engB, false)
+	s.st.Replicas = append(s.st.Replicas, twin)
+	for _, r := range s.replicasOf(s.engB) {
+		r.Spec.DiskID, r.Spec.DiskPath = "disk-1", "/var/lib/longhorn"
+	}
+	expectFamily(t, s, TypeMigrationReplicaChurn, true)
+}
+
+// TestFamilyTypesDistinct: every family state has a type of its own.
+func TestFamilyTypesDistinct(t *testing.T) {
+	seen := map[Type]bool{}
+	for _, ty := range FamilyTypes {
+		if seen[ty] {
+			t.Errorf("type %s twice", ty)
+		}
+		seen[ty] = true
+	}
+	if len(seen) != 7 {
+		t.Errorf("%d family types, want 7", len(seen))
+	}
+}
