@@ -94,8 +94,14 @@ func (v15Driver) pending(s *snapshot, to string) bool {
 	return len(s.csiTicketsOn(to)) > 0 && s.volume.Spec.NodeID != to
 }
 
+// confirmed: Longhorn has taken the confirm on board, or finished it. A
+// detached volume (spec.nodeID empty: Longhorn detached it after the source
+// engine or node was lost) is never confirmed, though no ticket names node "".
 func (v15Driver) confirmed(s *snapshot, to string) bool {
 	from := s.volume.Spec.NodeID
+	if from == "" || to == "" {
+		return false
+	}
 	if from == to {
 		return true
 	}
