@@ -118,6 +118,9 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 			if cmd.Flags().Changed("for") || cmd.Flags().Changed("settle") {
 				return cmdutil.WithCode(ExitNoCheck, errors.New("--for and --settle need --watch"))
 			}
+			if cmd.Flags().Changed("metrics-bind-address") {
+				return cmdutil.WithCode(ExitNoCheck, errors.New("--metrics-bind-address needs --watch"))
+			}
 			if err := o.Complete(args); err != nil {
 				return cmdutil.WithCode(ExitNoCheck, err)
 			}
@@ -138,6 +141,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for each volume to verify")
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "Volumes repaired at the same time")
 	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never")
+	f.BoolVar(&o.Events, "events", o.Events, "Record a Kubernetes Event on each volume repaired, refused, skipped or verified (events.k8s.io; never in a dry run; see docs/observability.md)")
 	f.BoolVarP(&watch, "watch", "w", false, "Guard the namespace: watch for --for and repair volumes that stay repairable for --settle")
 	g.AddFlags(f)
 	cmdutil.EnumCompletion(c, "strategy", Strategies)

@@ -22,6 +22,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
 )
 
 // Options is everything `fix` needs, filled by flags and Complete, checked
@@ -41,6 +42,8 @@ type Options struct {
 	Timeout   time.Duration
 	Parallel  int
 	Color     string
+	// Events records Kubernetes Events on the volumes (--events).
+	Events bool
 	// Hooks are set by tests only.
 	Hooks Hooks
 
@@ -63,6 +66,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 		Timeout:     5 * time.Minute,
 		Parallel:    1,
 		Color:       "auto",
+		Events:      true,
 		now:         time.Now,
 	}
 }
@@ -124,6 +128,8 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(ExitNoCheck, err)
 	}
 	pr.Plan(plan)
+	ev := StartEvents(ctx, o.client, o.namespace, o.Events, o.dryRun, func(s string) { pr.Progress("%s", s) })
+	defer ev.Close(EventFlushTimeout)
 
 	outs := make([]Outcome, len(plan.Volumes))
 	var acting []int
@@ -133,6 +139,7 @@ func (o *Options) Run(ctx context.Context) error {
 			continue
 		}
 		outs[i] = staticOutcome(p)
+		o.recordOutcome(ctx, ev, p, outs[i])
 		pr.Outcome(outs[i].short())
 	}
 	if len(acting) == 0 {
@@ -202,7 +209,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 
 	pr.Reporter.Total(len(acting))
-	o.repairAll(ctx, r, plan, acting, outs)
+	o.repairAll(ctx, r, plan, acting, outs, ev)
 	pr.Summary(outs, backupDir)
 	if r.Stopped() {
 		fmt.Fprintln(o.ErrOut, "error: stopped: replica flags are inverted on a volume; follow the recovery steps above before running fix again")
@@ -212,7 +219,7 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 // repairAll runs the pipeline over the acting volumes with --parallel workers.
-func (o *Options) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting []int, outs []Outcome) {
+func (o *Options) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting []int, outs []Outcome, ev *volevents.Recorder) {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < o.Parallel && w < len(acting); w++ {
@@ -221,6 +228,7 @@ func (o *Options) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting
 			defer wg.Done()
 			for i := range work {
 				outs[i] = r.RepairVolume(ctx, plan.Volumes[i])
+				o.recordOutcome(ctx, ev, plan.Volumes[i], outs[i])
 				r.Printer.Done(plan.Volumes[i].Volume)
 			}
 		}()

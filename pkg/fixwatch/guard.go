@@ -18,6 +18,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
 )
 
 // Config is what a Guard needs; Options builds it from the flags.
@@ -38,6 +39,9 @@ type Config struct {
 	Parallel int
 	// Progress shows each volume waiting to settle (stderr; nil: none).
 	Progress *progress.Reporter
+	// Events records the guard's repairs and refusals on the volumes (nil:
+	// none).
+	Events *volevents.Recorder
 	// Hooks are set by tests only.
 	Hooks Hooks
 }
@@ -75,6 +79,11 @@ type Guard struct {
 	progress *progress.Reporter
 	settling map[string]*progress.Wait
 	hooks    Hooks
+
+	m      *metrics
+	ev     *volevents.Recorder
+	passMu sync.Mutex
+	pass   map[string]bool // volumes the current full pass has still to classify
 }
 
 // New returns a guard writing events to out and progress to errOut.
@@ -85,6 +94,7 @@ func New(cfg Config, out, errOut *stamper) *Guard {
 		inf: map[string]cache.SharedIndexInformer{}, outage: map[string]bool{}, lists: map[string]int{}, lastVerb: map[string]string{},
 		t: newTracker(cfg.Settle), timers: map[string]*time.Timer{},
 		progress: cfg.Progress, settling: map[string]*progress.Wait{}, hooks: cfg.Hooks,
+		m: newMetrics(), ev: cfg.Events,
 	}
 	if len(cfg.Volumes) > 0 {
 		g.volumes = map[string]bool{}
@@ -164,9 +174,9 @@ func (g *Guard) Run(ctx context.Context) (*Report, error) {
 	g.errOut.Printf("watching %s in namespace %s (Longhorn %s, %d volume(s)) for %s, until %s; a volume is repaired once it has stayed repairable for %s (%s)",
 		watchedList(g), g.ns, ver, len(vols), g.forDur, until.UTC().Format(TimeFormat), g.settle, g.modeText())
 	g.hooks.watching(g.ns)
-	for _, v := range vols {
-		g.queue.Add(v)
-	}
+	g.m.windowEnd.Set(float64(until.Unix()))
+	g.startPass(vols)
+	go g.passes(runCtx)
 	workerDone := make(chan struct{})
 	go func() {
 		defer close(workerDone)
@@ -296,6 +306,8 @@ func (g *Guard) process(vol string) {
 		return
 	}
 	if !found {
+		g.m.gone(vol)
+		g.passDone(vol)
 		g.mu.Lock()
 		g.t.forget(vol)
 		g.showSettling(vol, nil, step{}, signature{})
@@ -311,6 +323,9 @@ func (g *Guard) process(vol string) {
 		f = &x
 	}
 	sig := signatureOf(f)
+	g.m.classified(vol, f, now)
+	g.m.setLonghornVersion(st.Version.String())
+	defer g.passDone(vol)
 
 	g.mu.Lock()
 	now = time.Now()
@@ -318,6 +333,9 @@ func (g *Guard) process(vol string) {
 	report, prev, lasted, classWait := g.t.report(vol, classKey(f, sig), delay, now)
 	if report && (f != nil || prev != "") {
 		now = g.out.Line(func(t time.Time) string { return classLine(vol, f, sig, t, g.settle, lasted) })
+		if f != nil && f.Severity.NeedsAttention() && sig.empty() {
+			g.refused(st, vol, f)
+		}
 	}
 	s := g.t.observe(vol, now, sig)
 	if w := minWait(s.wait, classWait); w > 0 && !g.closing {
@@ -336,6 +354,7 @@ func (g *Guard) process(vol string) {
 			return fmt.Sprintf("%s %q has stayed repairable for %s (since %s): repairing", longhorn.Volumes.Qualified(), vol,
 				cmdutil.Duration(t.Sub(since)), since.UTC().Format(TimeFormat))
 		})
+		g.m.repairStarting(vol)
 		g.repairs.Add(1)
 		go g.repair(vol, sig)
 	}

@@ -21,6 +21,9 @@ type Hooks struct {
 	Classified func(namespace, volume string, typ detect.Type, version string)
 	// Finished is called after each repair outcome is recorded.
 	Finished func(namespace string, out fix.Outcome)
+	// MetricsServing is called with the address the metrics are served on
+	// (--metrics-bind-address), before the guard starts watching.
+	MetricsServing func(namespace, addr string)
 	// PollInterval overrides fix's verification poll interval.
 	PollInterval time.Duration
 }

@@ -162,6 +162,7 @@ func (g *Guard) watchError(r longhorn.Resource, err error) {
 
 // interrupted reports, once per outage, that a list or watch of r failed.
 func (g *Guard) interrupted(r longhorn.Resource, verb string, err error) {
+	g.m.watchErrors.WithLabelValues(r.Plural).Inc()
 	g.mu.Lock()
 	first := !g.outage[r.Plural]
 	g.outage[r.Plural] = true
@@ -177,6 +178,7 @@ func (g *Guard) interrupted(r longhorn.Resource, verb string, err error) {
 // no longer has it), or a lost connection.
 func (g *Guard) watchEnded(r longhorn.Resource, verb string, err error) {
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		g.m.watchErrors.WithLabelValues(r.Plural).Inc()
 		g.mu.Lock()
 		first := !g.outage[r.Plural]
 		g.outage[r.Plural] = true
@@ -202,6 +204,9 @@ func (g *Guard) resumed(r longhorn.Resource, list bool) {
 		g.lists[r.Plural]++
 	}
 	relist := list && g.lists[r.Plural] > 1
+	if relist {
+		g.m.relists.WithLabelValues(r.Plural).Inc()
+	}
 	outage := g.outage[r.Plural]
 	delete(g.outage, r.Plural)
 	g.mu.Unlock()

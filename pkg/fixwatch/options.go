@@ -32,6 +32,9 @@ type Options struct {
 	Fix    *fix.Options
 	For    time.Duration
 	Settle time.Duration
+	// MetricsBindAddress serves Prometheus metrics on host:port ("" or
+	// "0": off).
+	MetricsBindAddress string
 	// Hooks are set by tests only.
 	Hooks Hooks
 
@@ -62,6 +65,7 @@ func NewWatch(hooks Hooks) func(*fix.Options) fix.Watch {
 func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.For, "for", o.For, "With --watch: how long to watch")
 	f.DurationVar(&o.Settle, "settle", o.Settle, "With --watch: how long a repairable state must last, unchanged, before it is repaired")
+	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", `With --watch: serve Prometheus metrics on this address, e.g. ":8080" (off by default; see docs/observability.md)`)
 }
 
 // Complete takes the volume names, parses fix's --strategy and --dry-run,
@@ -173,10 +177,23 @@ func (o *Options) Run(ctx context.Context) error {
 		errOut.Printf("Backups and the action log go to %s", r.BackupsGoTo())
 	}
 
+	ev := fix.StartEvents(ctx, o.client, o.namespace, f.Events, o.dryRun, func(s string) { errOut.Printf("%s", s) })
+	defer ev.Close(fix.EventFlushTimeout)
 	g := New(Config{
 		Client: o.client, Namespace: o.namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
-		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog, Hooks: o.Hooks,
+		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog, Events: ev, Hooks: o.Hooks,
 	}, out, errOut)
+	if o.MetricsBindAddress != "" && o.MetricsBindAddress != "0" {
+		srv, err := serveMetrics(o.MetricsBindAddress, g.m)
+		if err != nil {
+			return cmdutil.WithCode(exitNoCheck, fmt.Errorf("%w: nothing was watched or changed", err))
+		}
+		defer srv.stop()
+		errOut.Printf("serving metrics on http://%s/metrics", srv.addr)
+		if o.Hooks.MetricsServing != nil {
+			o.Hooks.MetricsServing(o.namespace, srv.addr)
+		}
+	}
 	rep, err := g.Run(ctx)
 	if rep != nil {
 		rep.print(errOut, backupDir)

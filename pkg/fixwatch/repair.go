@@ -64,6 +64,8 @@ func (g *Guard) finish(vol string, sig signature, out fix.Outcome) {
 	closing := g.closing
 	cancel := g.cancel
 	g.mu.Unlock()
+	g.m.repaired(vol, out, now)
+	fix.RecordOutcome(g.ev, g.volumeRef(vol), sig.action, out)
 	if retry && !closing {
 		g.out.Printf("%s %q: will look again in %s (attempt %d of %d)", longhorn.Volumes.Qualified(), vol, g.settle, attempts+1, maxAttempts)
 	}
