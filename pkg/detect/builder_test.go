@@ -38,9 +38,10 @@ const (
 	chkPending    = CheckNoAttachPending
 	chkSettled    = CheckReplicasSettled
 	chkWorkload   = CheckWorkloadOnCurrentNode
+	chkCleanup    = CheckNoExtraCleanup
 )
 
-var allChecks = []string{chkVersion, chkNoMigReq, chkCurrent, chkNoMigFly, chkMigratable, chkPending, chkSurvivor, chkStale, chkWorkload, chkRobustness, chkSettled, chkUpgrade}
+var allChecks = []string{chkVersion, chkNoMigReq, chkCurrent, chkNoMigFly, chkMigratable, chkPending, chkSurvivor, chkStale, chkWorkload, chkRobustness, chkSettled, chkCleanup, chkUpgrade}
 
 // t0 is the reference "now" of every state.
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)

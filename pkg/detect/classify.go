@@ -129,7 +129,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 		f.Reason = fmt.Sprintf("a stale engine (%s) is being deleted while the replica flags are inverted (replicas of %s inactive): once it is gone Longhorn removes the replicas that back %s and leaves the stale ones active for a deleted engine; never delete a replica",
 			strings.Join(names, ", "), keep, keep)
 		f.Preconditions = preconditions(st, v, idxEngines(active, pending), replicas, active[0], names)
-		if why := notRepairedOn(st.Version, v); why != "" {
+		if why := repairBlocked(st.Version, v); why != "" {
 			f.Reason += "; " + why + "; recover by hand: see " + docs.Troubleshooting
 			return
 		}
@@ -138,7 +138,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 			return
 		}
 		f.Action = ActionSetReplicas
-		f.ReplicaChanges = flipChanges(keep, replicas)
+		f.ReplicaChanges = flipChanges(st.Version, keep, replicas)
 		f.Reason += fmt.Sprintf("; fix sets the replica flags right now (%s active, the others inactive), while the engine still exists", keep)
 	}
 }
@@ -219,7 +219,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	cs.noUpgrade(v)
 	f.Preconditions = cs
 
-	if why := notRepairedOn(st.Version, v); why != "" {
+	if why := repairBlocked(st.Version, v); why != "" {
 		f.Reason += "; " + why + "; recover by hand: see " + docs.Troubleshooting
 		return
 	}
@@ -229,7 +229,21 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	}
 	f.Action = ActionSetReplicas
 	f.ReplicaChanges = repointChanges(e.Name, replicas, have)
-	f.Reason += fmt.Sprintf("; fix points them at %s (spec.engineName), pinned by uid and resourceVersion", e.Name)
+	var off, on []string
+	for _, c := range f.ReplicaChanges {
+		if c.ToActive {
+			on = append(on, c.Replica)
+		} else {
+			off = append(off, c.Replica)
+		}
+	}
+	if len(off) > 0 {
+		f.Reason += fmt.Sprintf("; %s share a data directory with an active replica of %s: fix deactivates them first (Longhorn then removes them and keeps the directory)", strings.Join(off, ", "), e.Name)
+	}
+	if len(on) > 0 {
+		f.Reason += fmt.Sprintf("; fix points %s at %s (spec.engineName)", strings.Join(on, ", "), e.Name)
+	}
+	f.Reason += ", each write pinned by uid and resourceVersion"
 }
 
 // multipleActive handles the #6642 rows: pick the survivor from
@@ -280,7 +294,7 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 		f.Reason = m + ", then scan again; " + bug
 		return
 	}
-	if why := notRepairedOn(st.Version, v); why != "" {
+	if why := repairBlocked(st.Version, v); why != "" {
 		f.Reason = bug + "; " + why
 		return
 	}
@@ -288,7 +302,7 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 		f.Reason = bug + "; not safe to repair because " + failed.Failure
 		return
 	}
-	f.ReplicaChanges = flipChanges(f.Keep, replicas)
+	f.ReplicaChanges = flipChanges(st.Version, f.Keep, replicas)
 	flags := "the replica flags are already right"
 	if len(f.ReplicaChanges) > 0 {
 		flags = fmt.Sprintf("first set the replica flags right (%s active, the others inactive: inert while two engines are active)", f.Keep)
@@ -433,6 +447,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	add(CheckReplicasSettled, settled(replicas, engines),
 		"a replica is being deleted or names an engine the volume does not have: "+settledDetail(replicas, engines),
 		settledDetail(replicas, engines))
+	cs.noExtraCleanup(st, v, replicas, nameOf(survivor))
 	cs.noUpgrade(v)
 	return cs
 }

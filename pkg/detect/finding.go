@@ -165,6 +165,9 @@ const (
 	CheckRobustness           = "robustness is usable"
 	CheckReplicasSettled      = "replicas are settled"
 	CheckNoUpgrade            = "no engine upgrade is pending"
+	// CheckNoExtraCleanup: 1.5.3+, no Longhorn path deletes extra healthy
+	// replicas while a directory briefly has two active replicas.
+	CheckNoExtraCleanup = "no extra-replica clean-up can run"
 	// for a volume whose stale engine was deleted by hand
 	CheckEngineOnCurrentNode = "the engine is on the current node"
 	CheckRepointUsable       = "replicas to repoint are usable"

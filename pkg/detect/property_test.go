@@ -589,7 +589,7 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 			replicas = append(replicas, r)
 		}
 	}
-	checkReplicaChanges(t, v, f, engines, replicas, ctx)
+	checkReplicaChanges(t, st, v, f, engines, replicas, ctx)
 	if f.Type == TypeDanglingReplicas {
 		return
 	}
@@ -644,15 +644,20 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 // replica writes are applied (and, for the engine rows, the stale engines
 // deactivated or deleted), every replica Longhorn's clean-up or a migration
 // revert may delete, i.e. every replica not naming Keep, is inactive; no
-// write touches a replica being deleted; activations come first; and no
+// write touches a replica being deleted; a stop after any write is safe
+// (prefixHazard); and no
 // replica of Keep is deactivated.
-func checkReplicaChanges(t *testing.T, v *longhorn.Volume, f Finding, engines map[string]*longhorn.Engine, replicas []*longhorn.Replica, ctx func() string) {
+func checkReplicaChanges(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Finding, engines map[string]*longhorn.Engine, replicas []*longhorn.Replica, ctx func() string) {
 	t.Helper()
 	byName := map[string]longhorn.Replica{}
 	for _, r := range replicas {
 		byName[r.Name] = *r
 	}
-	seenOff := false
+	if f.Type != TypeDanglingReplicas {
+		if h := prefixHazard(st.Version, f.Keep, replicas, f.ReplicaChanges); h != "" {
+			t.Fatalf("%s: a stop between the replica writes is unsafe: %s: %s", v.Name, h, ctx())
+		}
+	}
 	for _, c := range f.ReplicaChanges {
 		r, ok := byName[c.Replica]
 		if !ok {
@@ -663,12 +668,6 @@ func checkReplicaChanges(t *testing.T, v *longhorn.Volume, f Finding, engines ma
 		}
 		if r.Spec.EngineName != c.FromEngine || r.Spec.Active != c.FromActive {
 			t.Fatalf("%s: change %+v does not start from the replica as read: %s", v.Name, c, ctx())
-		}
-		if c.ToActive && seenOff {
-			t.Fatalf("%s: %s activated after a deactivation: %s", v.Name, c.Replica, ctx())
-		}
-		if !c.ToActive {
-			seenOff = true
 		}
 		if c.FromEngine == f.Keep && !c.ToActive {
 			t.Fatalf("%s: replica %s of Keep deactivated: %s", v.Name, c.Replica, ctx())

@@ -15,39 +15,37 @@ type ReplicaChange struct {
 	ToActive   bool   `json:"toActive"`
 }
 
-// flipChanges makes the flags what Longhorn's own confirm would have left:
-// the survivor's replicas active, every other engine's replicas inactive.
-// Activations come first, so the volume never has no active replica. While
-// two engines are active every sync stops at the BUG error before any
-// clean-up, so these writes are inert until the stale engine is deactivated;
-// afterwards every Longhorn path that deletes replicas of other engines
-// (the confirm's clean-up, a migration revert) finds them inactive, and
-// deleting an inactive replica keeps its data directory.
-func flipChanges(keep string, replicas []*longhorn.Replica) []ReplicaChange {
-	var on, off []ReplicaChange
-	for _, r := range sortedReplicas(replicas) {
-		switch {
-		case r.Spec.EngineName == keep && !r.Spec.Active:
-			on = append(on, ReplicaChange{Replica: r.Name, FromEngine: keep, ToEngine: keep, ToActive: true})
-		case r.Spec.EngineName != keep && r.Spec.Active:
-			off = append(off, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: r.Spec.EngineName, FromActive: true})
-		}
-	}
-	return append(on, off...)
-}
-
 // repointChanges points every active replica of an engine that no longer
 // exists at the remaining engine (longhorn#1988). The survivor's inactive
 // replicas are left alone: Longhorn may be deleting them right now, and
 // activating a replica while it is deleted would wipe its directory.
+//
+// A dangling replica whose data directory an active replica of the survivor
+// already uses (a clone activated before the stale engine was deleted) is
+// deactivated instead, first: repointed, it would give the survivor two
+// replicas writing one directory, and Longhorn's clean-up of extra healthy
+// replicas could delete one of the two active CRs and wipe it. Inactive,
+// Longhorn deletes it and keeps the directory, which the survivor's replica
+// still uses.
 func repointChanges(keep string, replicas []*longhorn.Replica, engines map[string]bool) []ReplicaChange {
-	var out []ReplicaChange
-	for _, r := range sortedReplicas(replicas) {
-		if dangling(r, engines) {
-			out = append(out, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: keep, FromActive: true, ToActive: true})
+	used := map[string]bool{}
+	for _, r := range replicas {
+		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil {
+			used[dirKey(r)] = true
 		}
 	}
-	return out
+	var off, repoint []ReplicaChange
+	for _, r := range sortedReplicas(replicas) {
+		if !dangling(r, engines) {
+			continue
+		}
+		if used[dirKey(r)] {
+			off = append(off, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: r.Spec.EngineName, FromActive: true})
+			continue
+		}
+		repoint = append(repoint, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: keep, FromActive: true, ToActive: true})
+	}
+	return append(off, repoint...)
 }
 
 // dangling: an active replica naming an engine the volume does not have.

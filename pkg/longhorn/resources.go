@@ -20,6 +20,8 @@ const (
 	Finalizer = "longhorn.io"
 	// VersionSetting holds the running Longhorn version in its value.
 	VersionSetting = "current-longhorn-version"
+	// ReplicaAutoBalanceSetting is the global replica-auto-balance setting.
+	ReplicaAutoBalanceSetting = "replica-auto-balance"
 )
 
 // Resource names a Longhorn resource: plural, kind and short name.

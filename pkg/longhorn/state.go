@@ -26,4 +26,11 @@ type State struct {
 	// Workloads are the pods and CSI VolumeAttachments that say where the
 	// volumes' workloads run (zero when not read: see Workloads.PodsRead).
 	Workloads Workloads
+	// ReplicaAutoBalance is the global replica-auto-balance setting: ""
+	// when it does not exist (Longhorn then reads disabled), or
+	// SettingUnreadable when it could not be read.
+	ReplicaAutoBalance string
 }
+
+// SettingUnreadable is the value of a setting that could not be read.
+const SettingUnreadable = "<unreadable>"

@@ -45,6 +45,10 @@ type VolumeSpec struct {
 	DataEngine         string `json:"dataEngine,omitempty"`         // v1.6+
 	Standby            bool   `json:"Standby,omitempty"`            // the key really has a capital S
 	Size               string `json:"size,omitempty"`
+	// DataLocality and ReplicaAutoBalance open Longhorn's clean-up of extra
+	// healthy replicas (cleanupExtraHealthyReplicas).
+	DataLocality       string `json:"dataLocality,omitempty"`
+	ReplicaAutoBalance string `json:"replicaAutoBalance,omitempty"`
 }
 
 // VolumeStatus is where Longhorn says what is true now.
@@ -173,6 +177,9 @@ type ReplicaStatus struct {
 	OwnerID             string `json:"ownerID,omitempty"`
 	CurrentState        string `json:"currentState,omitempty"`
 	InstanceManagerName string `json:"instanceManagerName,omitempty"`
+	// EvictionRequested makes Longhorn delete the replica once the volume
+	// has more healthy active replicas than it needs.
+	EvictionRequested bool `json:"evictionRequested,omitempty"`
 }
 
 // VolumeAttachment is longhorn.io/v1beta2 VolumeAttachment (Longhorn 1.5+).

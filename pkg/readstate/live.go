@@ -80,6 +80,7 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 	}
 	run(func() { vols, volErr = ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, ns, o.Selector, o.PageSize) })
 	run(func() { ver, src, verErr = ReadVersion(ctx, c, ns) })
+	run(func() { st.ReplicaAutoBalance = ReadReplicaAutoBalance(ctx, c, ns) })
 	run(func() { st.Engines, engErr = ListAll[longhorn.Engine](ctx, c, longhorn.Engines, ns, "", o.PageSize) })
 	run(func() { st.Replicas, repErr = ListAll[longhorn.Replica](ctx, c, longhorn.Replicas, ns, "", o.PageSize) })
 	// Listed before the version is known; dropped, errors included, when
@@ -180,6 +181,21 @@ func ReadVersion(ctx context.Context, c *Client, ns string) (longhorn.Version, s
 		return longhorn.Version{}, fmt.Sprintf("setting %s has value %q", longhorn.VersionSetting, s.Value), nil
 	}
 	return v, "setting " + longhorn.VersionSetting, nil
+}
+
+// ReadReplicaAutoBalance reads the global replica-auto-balance setting. A
+// missing setting reads "" (Longhorn's default, disabled); any other failure
+// reads longhorn.SettingUnreadable and is not an error: the repair that
+// depends on it then refuses.
+func ReadReplicaAutoBalance(ctx context.Context, c *Client, ns string) string {
+	s, err := Get[longhorn.Setting](ctx, c, longhorn.Settings, ns, longhorn.ReplicaAutoBalanceSetting)
+	switch {
+	case apierrors.IsNotFound(err):
+		return ""
+	case err != nil:
+		return longhorn.SettingUnreadable
+	}
+	return s.Value
 }
 
 // selectVolumes is the set of volumes kept by name (offline reads; a live

@@ -247,8 +247,11 @@ func (c *collector) add(obj map[string]any, defaultKind, defaultNS string) error
 		var s longhorn.Setting
 		if err = json.Unmarshal(raw, &s); err == nil {
 			space.settings++
-			if s.Name == longhorn.VersionSetting {
+			switch s.Name {
+			case longhorn.VersionSetting:
 				space.version = &s
+			case longhorn.ReplicaAutoBalanceSetting:
+				space.st.ReplicaAutoBalance = s.Value
 			}
 		}
 	}
@@ -386,6 +389,13 @@ func (c *collector) stateFor(ns string) (*longhorn.State, *longhorn.Setting, boo
 		if s.version != nil {
 			version = s.version
 		}
+		if s.st.ReplicaAutoBalance != "" {
+			st.ReplicaAutoBalance = s.st.ReplicaAutoBalance
+		}
+	}
+	if c.spaces[ns] == nil || c.spaces[ns].settings == 0 {
+		// The bundle has no settings of this Longhorn: not known.
+		st.ReplicaAutoBalance = longhorn.SettingUnreadable
 	}
 	return st, version, ims
 }

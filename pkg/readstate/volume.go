@@ -93,6 +93,7 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 	} else {
 		st.Version, st.VersionSource = known.v, known.src
 	}
+	run(func() { st.ReplicaAutoBalance = ReadReplicaAutoBalance(ctx, c, ns) })
 	run(func() {
 		out.Raw.Volume, volErr = c.REST.Get().Namespace(ns).Resource(longhorn.Volumes.Plural).Name(vol).DoRaw(ctx)
 	})
@@ -208,6 +209,7 @@ func ReadVolumes(ctx context.Context, c *Client, ns string, names []string) (*lo
 		if known == nil {
 			known = &knownVersion{vr.State.Version, vr.State.VersionSource}
 			st.Version, st.VersionSource = known.v, known.src
+			st.ReplicaAutoBalance = vr.State.ReplicaAutoBalance
 		}
 		if !vr.Found {
 			missing = append(missing, n)

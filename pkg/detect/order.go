@@ -1,0 +1,187 @@
+package detect
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// flipChanges makes the flags what Longhorn's own confirm would have left:
+// the survivor's replicas active, every other engine's replicas inactive.
+//
+// While two engines are active every sync stops at the BUG error, so the
+// writes are inert until the stale engine is deactivated, and fix makes
+// them all before that. But a run may stop between two of them, and an
+// operator may then delete the stale engine by hand (the KB step): Longhorn
+// then cleans up at once. The order is chosen so that every prefix survives
+// that, directory by directory (a migration clone shares its original's
+// data directory):
+//   - before 1.5.3 deleting an inactive replica never wipes its directory,
+//     so within a directory the stale replica is deactivated before the
+//     survivor's clone is activated: no directory ever has two active
+//     Replica CRs, of which cleanupExtraHealthyReplicas could delete one
+//     (data locality, replica auto-balance, an eviction) and wipe the
+//     directory the other uses;
+//   - from 1.5.3 deleting an inactive replica that is the last user of its
+//     directory wipes it, so a directory must never have only inactive
+//     users: the clone is activated first. The directory then has two
+//     active users for one write, which is safe only while no Longhorn path
+//     deletes extra healthy replicas (checkNoExtraCleanup).
+//
+// Directories are handled one at a time, stale-only directories first and
+// survivor-only ones last, so the count of active replicas never rises
+// above what it was by more than the one pair being switched.
+func flipChanges(ver longhorn.Version, keep string, replicas []*longhorn.Replica) []ReplicaChange {
+	type dir struct {
+		first   string
+		on, off []ReplicaChange
+	}
+	dirs := map[string]*dir{}
+	var order []*dir
+	for _, r := range sortedReplicas(replicas) {
+		var c ReplicaChange
+		switch {
+		case r.Spec.EngineName == keep && !r.Spec.Active:
+			c = ReplicaChange{Replica: r.Name, FromEngine: keep, ToEngine: keep, ToActive: true}
+		case r.Spec.EngineName != keep && r.Spec.Active:
+			c = ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: r.Spec.EngineName, FromActive: true}
+		default:
+			continue
+		}
+		k := dirKey(r)
+		d := dirs[k]
+		if d == nil {
+			d = &dir{first: r.Name}
+			dirs[k] = d
+			order = append(order, d)
+		}
+		if c.ToActive {
+			d.on = append(d.on, c)
+		} else {
+			d.off = append(d.off, c)
+		}
+	}
+	rank := func(d *dir) int {
+		switch {
+		case len(d.on) == 0:
+			return 0
+		case len(d.off) == 0:
+			return 2
+		}
+		return 1
+	}
+	sort.SliceStable(order, func(i, j int) bool { return rank(order[i]) < rank(order[j]) })
+	activateFirst := inactiveDeleteWipes(ver)
+	var out []ReplicaChange
+	for _, d := range order {
+		if activateFirst {
+			out = append(append(out, d.on...), d.off...)
+		} else {
+			out = append(append(out, d.off...), d.on...)
+		}
+	}
+	return out
+}
+
+// inactiveDeleteWipes: from 1.5.3 (and 1.6.0) Longhorn's replica controller
+// also wipes the directory of a deleted inactive replica when no other
+// Replica CR uses it. An unknown version is treated as the newer rule.
+func inactiveDeleteWipes(ver longhorn.Version) bool {
+	return !ver.Known() || ver.AtLeast(1, 5, 3)
+}
+
+// dirKey is where a replica's data lives; a replica not yet placed gets a
+// key of its own.
+func dirKey(r *longhorn.Replica) string {
+	if r.Spec.DataDirectoryName == "" {
+		return "replica/" + r.Name
+	}
+	return r.Spec.NodeID + "\x00" + r.Spec.DiskID + "\x00" + r.Spec.DiskPath + "\x00" + r.Spec.DataDirectoryName
+}
+
+// sharesDirWithSwitch: the flip switches a directory from one replica to
+// another (a clone activated beside its original deactivated).
+func sharesDirWithSwitch(changes []ReplicaChange, replicas []*longhorn.Replica) bool {
+	byName := map[string]*longhorn.Replica{}
+	for _, r := range replicas {
+		byName[r.Name] = r
+	}
+	on, off := map[string]bool{}, map[string]bool{}
+	for _, c := range changes {
+		r := byName[c.Replica]
+		if r == nil {
+			continue
+		}
+		if c.ToActive {
+			on[dirKey(r)] = true
+		} else {
+			off[dirKey(r)] = true
+		}
+	}
+	for k := range on {
+		if off[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNoExtraCleanup: when the flip activates a clone before it
+// deactivates the original on the same directory (1.5.3+), a stop between
+// the two leaves two active Replica CRs there. Once the stale engine is gone
+// Longhorn's cleanupExtraHealthyReplicas deletes one of them if the volume
+// has data locality, replica auto-balance or an eviction requested, and
+// deleting an active replica wipes the directory both use.
+func (cs *checks) noExtraCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn.Replica, keep string) {
+	switch {
+	case !st.Version.Known() || keep == "":
+		cs.add(CheckNoExtraCleanup, true, "", "not evaluated: no release or survivor to plan the writes for")
+		return
+	case !inactiveDeleteWipes(st.Version):
+		cs.add(CheckNoExtraCleanup, true, "", "not needed on "+st.Version.String()+": within a data directory the stale replica is deactivated first, so no directory has two active replicas")
+		return
+	case !sharesDirWithSwitch(flipChanges(st.Version, keep, replicas), replicas):
+		cs.add(CheckNoExtraCleanup, true, "", "not needed: no data directory changes hands between replicas")
+		return
+	}
+	rab, src := v.Spec.ReplicaAutoBalance, "spec.replicaAutoBalance"
+	if rab == "" || rab == "ignored" {
+		rab, src = st.ReplicaAutoBalance, "setting "+longhorn.ReplicaAutoBalanceSetting
+	}
+	evicting := ""
+	for _, r := range sortedReplicas(replicas) {
+		if r.Status.EvictionRequested {
+			evicting = r.Name
+			break
+		}
+	}
+	dl := v.Spec.DataLocality
+	detail := fmt.Sprintf("spec.dataLocality=%q, replica auto-balance %q (%s), eviction requested: %s", dl, rab, src, orNone(evicting))
+	var failure string
+	switch {
+	case dl != "" && dl != "disabled":
+		failure = fmt.Sprintf("data locality is %s", dl)
+	case rab == longhorn.SettingUnreadable:
+		failure = "the replica-auto-balance setting could not be read"
+	case rab != "" && rab != "disabled":
+		failure = fmt.Sprintf("replica auto-balance is %s (%s)", rab, src)
+	case evicting != "":
+		failure = fmt.Sprintf("an eviction is requested for replica %s", evicting)
+	}
+	if failure != "" {
+		failure += ": if a repair stopped between two replica writes and the stale engine were then deleted, Longhorn would delete one of two active replicas sharing a data directory and wipe it; disable it for the repair (docs/troubleshooting-two-active-engines.md)"
+	}
+	cs.add(CheckNoExtraCleanup, failure == "", failure, detail)
+}
+
+// repairBlocked says why fix does not act on this volume on this release
+// ("" when it may): notRepairedOn, and v2 volumes on the affected 1.5.0 and
+// 1.5.1, where deleting a v2 replica drops its logical volume whatever its
+// spec.active, so no flag order protects the survivor's data.
+func repairBlocked(ver longhorn.Version, v *longhorn.Volume) string {
+	if v.DataEngineName() == longhorn.DataEngineV2 && ver.Known() && !ver.Class().Fixed() {
+		return "this is a v2 volume on Longhorn " + ver.String() + ", where deleting any v2 replica drops its logical volume whatever its spec.active: no automatic fix (tested on the simulator only: " + ver.String() + " cannot be run here); recover by hand, see docs/troubleshooting-two-active-engines.md"
+	}
+	return notRepairedOn(ver, v)
+}
