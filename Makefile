@@ -10,8 +10,10 @@ TEST_TIMEOUT ?= 25m
 
 all: build
 
+# The completion shim goes beside the plugin, where kubectl looks for it.
 build:
 	$(GO) build -o $(BIN) ./cmd/kubectl-longhorn-engines
+	install -m 0755 hack/kubectl_complete-longhorn_engines $(dir $(BIN))
 
 # Start the simulated cluster with every scenario, run the real binary's
 # scan and a dry-run fix against it, and stop.

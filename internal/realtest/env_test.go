@@ -272,6 +272,6 @@ func (e *env) waitRepairable(vol string) {
 	e.await(vol+" is repairable by fix", func() bool {
 		_, errOut, code := e.plugin("scan", vol)
 		last = fmt.Sprintf("exit %d: %s", code, errOut)
-		return code == 1 && strings.Contains(errOut, "1 repairable by `fix`")
+		return code == 1 && strings.Contains(errOut, "1 repairable by fix")
 	})
 }

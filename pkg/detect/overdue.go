@@ -1,6 +1,10 @@
 package detect
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
 
 // Overdue reports a state Longhorn finishes by itself (action wait) that
 // has lasted past the threshold, so it needs a person's attention: fix
@@ -25,4 +29,19 @@ func (f *Finding) Decision() string {
 		return "wait: Longhorn is still working on it, nothing to do"
 	}
 	return ""
+}
+
+// ReleaseWords says in words what a release means for longhorn#6642, for
+// terminal output: the support-matrix class codes (L14a, ...) are for the
+// JSON reports and the docs.
+func ReleaseWords(v longhorn.Version) string {
+	switch {
+	case !v.Known():
+		return "release unknown"
+	case v.Class() == longhorn.ClassUnsupported:
+		return "not supported: older than 1.3"
+	case v.Affected():
+		return "affected by longhorn#6642"
+	}
+	return "has the fix for longhorn#6642"
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
@@ -102,7 +103,7 @@ func (p *Printer) Progress(format string, args ...any) {
 func (p *Printer) Plan(plan *Plan) {
 	p.lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.Out, "Plan for Longhorn %s (%s) in namespace %s, strategy %s:\n", plan.Version, plan.Version.Class(), plan.Namespace, plan.Strategy)
+	fmt.Fprintf(p.Out, "Plan for Longhorn %s (%s) in namespace %s, strategy %s:\n", plan.Version, detect.ReleaseWords(plan.Version), plan.Namespace, plan.Strategy)
 	tw := tabwriter.NewWriter(p.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VOLUME\tACTION\tENGINE\tNODE\tKEEP\tKEEP-NODE")
 	for _, v := range plan.Volumes {

@@ -174,6 +174,15 @@ accepts that risk). The rollback is written without waiting for readiness.
   kubectl longhorn-engines migrate rollback pvc-1234 --dry-run=server`
 	}
 	addStepFlags(c, o)
+	// Each step waits for something else: the shared usage would be wrong.
+	if f := c.Flags().Lookup("timeout"); f != nil {
+		switch mode {
+		case ModeConfirm:
+			f.Usage = "How long to wait for the migration engine to be ready before the confirm, and then for the confirm to be verified"
+		case ModeRollback:
+			f.Usage = "How long to wait for the rollback to be verified (the old engine alone active, the migration engine gone)"
+		}
+	}
 	return c
 }
 

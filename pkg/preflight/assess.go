@@ -151,7 +151,7 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 		b.Problem = "two active engines: the volume cannot detach or migrate, the drain hangs"
 		if f.Action == detect.ActionDeactivate || f.Action == detect.ActionDelete {
 			b.Command = cmdPrefix + "fix " + f.Volume + ns
-			b.Resolve = fmt.Sprintf("fix %ss %s and keeps %s (see `%s`)", f.Action, strings.Join(f.Stale, ", "), f.Keep, inspect)
+			b.Resolve = fmt.Sprintf("fix %ss %s and keeps %s (see '%s')", f.Action, strings.Join(f.Stale, ", "), f.Keep, inspect)
 		} else {
 			b.Command = inspect
 			b.Resolve = "no safe automatic repair: " + f.Reason + " (" + docs.Troubleshooting + ")"
@@ -169,7 +169,7 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 	case detect.TypeMigrationFinishing:
 		b.Problem = "Longhorn is finishing a migration confirm or rollback"
 		b.Command = cmdPrefix + "migrate status " + f.Volume + ns
-		b.Resolve = "wait until it is done (the command shows the phase), then run preflight again; if it lasts, see `" + inspect + "`"
+		b.Resolve = "wait until it is done (the command shows the phase), then run preflight again; if it lasts, see '" + inspect + "'"
 	case detect.TypePendingCleanup:
 		if !f.Severity.NeedsAttention() {
 			return Blocker{}, false // brief after every confirm
@@ -182,7 +182,7 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 		b.Command = cmdPrefix + "scan -o wide" + ns
 		b.Resolve = f.Reason + "; this tool does not remove processes"
 		if st.Version.AtLeast(1, 9, 0) {
-			b.Resolve += fmt.Sprintf(": Longhorn %s lists it as an orphan of type engine-instance (`kubectl -n %s get orphans.longhorn.io`)", st.Version, st.Namespace)
+			b.Resolve += fmt.Sprintf(": Longhorn %s lists it as an orphan of type engine-instance ('kubectl -n %s get orphans.longhorn.io')", st.Version, st.Namespace)
 		}
 		b.Resolve += " (longhorn#6552)"
 	case detect.TypeOrphanEngine:
@@ -235,7 +235,7 @@ func recommend(st *longhorn.State, r *Report, target *longhorn.Version, window t
 		rec.Steps = append(rec.Steps, "no volume live-migrates during drains now, so longhorn#6642 cannot occur; if migratable volumes are attached before the upgrade, run preflight again")
 	default:
 		rec.GuardCommand = fmt.Sprintf("%sfix --watch --yes --for %s%s", cmdPrefix, formatWindow(window), ns)
-		rec.Steps = append(rec.Steps, fmt.Sprintf("for the upgrade window run `%s` (or the Job in %s): it repairs a volume that falls into the two-active-engines state and stays there", rec.GuardCommand, docs.GuardJob))
+		rec.Steps = append(rec.Steps, fmt.Sprintf("for the upgrade window run '%s' (or the Job in %s): it repairs a volume that falls into the two-active-engines state and stays there", rec.GuardCommand, docs.GuardJob))
 		rec.GuardRBAC = guardRBAC(st.Namespace, affected)
 	}
 	if target != nil && r.Target != nil && len(r.Target.Path) > 1 {

@@ -77,7 +77,7 @@ func assessTarget(cur, to longhorn.Version) *Target {
 		t.Note = "has the fix for longhorn#6642, like the running release"
 	}
 	t.StuckNote = "volumes stuck with two active engines before the upgrade stay stuck after it: every release refuses to sync such a volume, and on " +
-		to.String() + " " + repairWords(to) + "; run `kubectl longhorn-engines fix` on them before upgrading"
+		to.String() + " " + repairWords(to) + "; run 'kubectl longhorn-engines fix' on them before upgrading"
 	t.Path = upgradePath(cur, to)
 	return t
 }

@@ -153,7 +153,7 @@ func loadBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptio
 			return nil, err
 		}
 		if r.unnamed > 0 && c.objects == 0 {
-			return nil, fmt.Errorf("%s: the Longhorn 1.3 bundle layout could not be read reliably (%d object(s) without objectmeta.name); pass `kubectl get ... -o yaml` output with -f instead", display, r.unnamed)
+			return nil, fmt.Errorf("%s: the Longhorn 1.3 bundle layout could not be read reliably (%d object(s) without objectmeta.name); pass 'kubectl get ... -o yaml' output with -f instead", display, r.unnamed)
 		}
 	default:
 		return nil, fmt.Errorf("%s: no Longhorn objects in the bundle (no %s<namespace>/%s/ and no %s)", display, layoutNamespaced, longhorn.Group, layout13)

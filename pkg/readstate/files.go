@@ -80,7 +80,7 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 	st.Workloads = c.workloads(nil, false, "in the files")
 	applyVersion(st, setting, "the files")
 	if !st.Version.Known() {
-		warnf("Longhorn version unknown (%s): findings are reported, no repair is proposed; add the output of `kubectl get settings.longhorn.io %s -n %s -o yaml`",
+		warnf("Longhorn version unknown (%s): findings are reported, no repair is proposed; add the output of 'kubectl get settings.longhorn.io %s -n %s -o yaml'",
 			st.VersionSource, "current-longhorn-version", ns)
 	}
 	// Ages are relative to when the files were written, unless one came
@@ -92,7 +92,7 @@ func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOp
 	off := &Offline{State: st, Source: "files"}
 	switch {
 	case len(st.Volumes) == 0:
-		warnf("no Volume objects in the files: nothing to classify; add the output of `kubectl get volumes.longhorn.io -n %s -o yaml`", ns)
+		warnf("no Volume objects in the files: nothing to classify; add the output of 'kubectl get volumes.longhorn.io -n %s -o yaml'", ns)
 		off.OrphansUnreliable = "no Volume objects were given"
 		off.incomplete("no Volume objects were given")
 	case len(incomplete) > 0:

@@ -18,7 +18,7 @@ func missingKinds(st *longhorn.State) []string {
 		return nil
 	}
 	get := func(r longhorn.Resource) string {
-		return fmt.Sprintf("add the output of `kubectl get %s -n %s -o yaml`", r.GroupResource(), st.Namespace)
+		return fmt.Sprintf("add the output of 'kubectl get %s -n %s -o yaml'", r.GroupResource(), st.Namespace)
 	}
 	var out []string
 	whole := func(r longhorn.Resource, n int) bool {

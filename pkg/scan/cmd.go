@@ -34,7 +34,8 @@ Exit status, like 'kubectl diff':
   0  nothing needs action
   1  at least one finding needs action or attention
   2  the cluster, bundle or files could not be checked (Longhorn missing, RBAC,
-     unreachable, unknown volume, nothing readable)`,
+     unreachable, unknown volume, nothing readable, or input without the
+     engines or replicas of its volumes)`,
 		Example: `  # Scan every volume in longhorn-system
   kubectl longhorn-engines scan
 
@@ -48,7 +49,7 @@ Exit status, like 'kubectl diff':
   kubectl longhorn-engines scan --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip -o wide
 
   # Objects a user pasted
-  kubectl -n longhorn-system get volumes.longhorn.io,engines.longhorn.io,replicas.longhorn.io -o yaml > dump.yaml
+  kubectl -n longhorn-system get settings.longhorn.io,volumes.longhorn.io,engines.longhorn.io,replicas.longhorn.io,volumeattachments.longhorn.io -o yaml > dump.yaml
   kubectl longhorn-engines scan -f dump.yaml`,
 		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -63,7 +63,7 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 			kv(0, "Used by", w)
 		}
 	}
-	kv(0, "Longhorn", fmt.Sprintf("%s (%s)", orUnknown(st.Version.String()), st.Version.Class()))
+	kv(0, "Longhorn", fmt.Sprintf("%s (%s)", orUnknown(st.Version.String()), detect.ReleaseWords(st.Version)))
 	kv(0, "State", strings.Join(nonEmpty(ev.VolumeState, ev.Robustness), ", "))
 	access := orText(ev.AccessMode, "-")
 	if ev.Migratable {

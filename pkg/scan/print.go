@@ -356,6 +356,6 @@ func (r *Report) SummaryLine() string {
 	if s.Findings == 0 {
 		return fmt.Sprintf("No engine problems found: %d volume(s) checked in namespace %s, Longhorn %s.", s.Volumes, r.Namespace, r.LonghornVersion)
 	}
-	return fmt.Sprintf("%d volume(s) checked in namespace %s, Longhorn %s: %d healthy, %d finding(s), %d need attention, %d repairable by `fix`, %d in flight.",
+	return fmt.Sprintf("%d volume(s) checked in namespace %s, Longhorn %s: %d healthy, %d finding(s), %d need attention, %d repairable by fix, %d in flight.",
 		s.Volumes, r.Namespace, r.LonghornVersion, s.Healthy, s.Findings, s.NeedAttention, s.Repairable, s.InFlight)
 }
