@@ -330,7 +330,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			testenv.Contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "no engine was changed")
+			testenv.Contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "not written: ", "(still active)")
 			after := versions(t, ctx)
 			for k, v := range before {
 				if k != "replicas/"+first && after[k] != v {
