@@ -145,3 +145,40 @@ func TestExtraCleanupRefusedFrom153(t *testing.T) {
 		})
 	}
 }
+
+// TestStopThenNothingOrMigration (F1): after a stop in the middle of the
+// replica writes, with nothing else done fix run again completes and
+// Longhorn converges; with a migration request instead, Longhorn still
+// refuses the two active engines and nothing is wiped.
+func TestStopThenNothingOrMigration(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		for _, next := range []string{"nothing", "migration"} {
+			t.Run(rel+"/"+next, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, rel)
+				vol := "vol-stop"
+				e.stuck(vol)
+				e.waitRepairable(vol)
+				writes := e.plannedReplicaWrites(vol)
+				p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
+				p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Replicas.Plural, Name: writes[1], Fault: faultproxy.Status409})
+				if out, errOut, code := e.pluginVia(kc, "fix", vol, "--yes", "--wait=false", "--backup-dir", t.TempDir()); code != 1 {
+					t.Fatalf("fix exited %d, want 1 (stopped)\n%s%s", code, out, errOut)
+				}
+				if next == "migration" {
+					e.requestMigration(vol)
+					e.waitRefused(vol)
+					e.assertNoDamage(vol)
+					return
+				}
+				out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+				if code != 0 {
+					t.Fatalf("fix run again exited %d\n%s%s", code, out, errOut)
+				}
+				e.waitFor("converged on node-b", vol, settled(nodeB))
+				e.assertNoDamage(vol)
+			})
+		}
+	}
+}
