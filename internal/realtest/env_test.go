@@ -55,7 +55,7 @@ func releasesOrSkip(t *testing.T) []string {
 	}
 	var rels []string
 	for _, r := range lhreal.Releases() {
-		if scenarioReleases[r] {
+		if scenarioReleases[r] && selected(r) {
 			rels = append(rels, r)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func run(m *testing.M) int {
 	// not include one either.
 	var releases []string
 	for _, rel := range lhreal.Releases() {
-		if !scenarioReleases[rel] {
+		if !scenarioReleases[rel] || !selected(rel) {
 			continue
 		}
 		if _, err := lhreal.Binary(rel); err != nil {
@@ -85,4 +86,11 @@ func run(m *testing.M) int {
 		c.Stop()
 	}
 	return code
+}
+
+// selected: LHE_REALTEST_RELEASES (e.g. "v1.4.3,v1.5.3"), when set, limits
+// the releases built, started and run, for a quick local run.
+func selected(rel string) bool {
+	only := os.Getenv("LHE_REALTEST_RELEASES")
+	return only == "" || strings.Contains(","+only+",", ","+rel+",")
 }

@@ -33,7 +33,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	case len(active) >= 2:
 		multipleActive(st, v, engines, replicas, active, &f)
 	case len(pending) > 0:
-		pendingCleanup(st, v, replicas, active, pending, opts, &f)
+		pendingCleanup(st, v, engines, replicas, active, pending, opts, &f)
 	case len(engines) == 1 && len(active) == 1 && v.Status.CurrentMigrationNodeID == "" &&
 		len(repointChanges(active[0].Name, replicas, engineSet(engines))) > 0:
 		// With currentMigrationNodeID set (1.5+) Longhorn finishes the
@@ -49,14 +49,19 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 				orNone(v.Status.CurrentNodeID), v.Spec.MigrationNodeID)
 		}
 		markMigration(&f, v.Spec.MigrationNodeID)
+		if v.Status.SwitchoverState == "" {
+			markStuck(st, v, &f)
+		}
 	case v.Status.CurrentMigrationNodeID != "":
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
 		f.Reason = fmt.Sprintf("spec.migrationNodeID is empty but status.currentMigrationNodeID is %s: Longhorn is finishing a confirm or rollback; wait, and look again if it lasts", v.Status.CurrentMigrationNodeID)
+		markStuck(st, v, &f)
 	case len(engines) >= 2 && len(active) == 1:
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
 		f.Keep = active[0].Name
 		f.Reason = fmt.Sprintf("one active engine (%s) and %d inactive extra engine(s) with no migration: Longhorn's confirm/rollback branch removes the extras on its next sync", active[0].Name, len(engines)-1)
 		markRoles(&f, active[0].Name, nil)
+		markStuck(st, v, &f)
 	case len(active) == 1 && inverted(active[0].Name, replicas):
 		f.Type, f.Severity = TypeInvertedReplicaFlags, SeverityCritical
 		f.Keep = active[0].Name
@@ -72,7 +77,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	return f, true
 }
 
-func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn.Replica, active, pending []*longhorn.Engine, opts Options, f *Finding) {
+func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, active, pending []*longhorn.Engine, opts Options, f *Finding) {
 	f.Type, f.Severity, f.Action = TypePendingCleanup, SeverityInfo, ActionWait
 	oldest := pending[0]
 	for _, e := range pending[1:] {
@@ -102,6 +107,14 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn
 	serving := servingNode(st, v)
 	for _, e := range pending {
 		if serving != "" && e.Spec.NodeID == serving && (keep == "" || active[0].Spec.NodeID != serving) {
+			if next := confirmSwitching(v, engines, e); next != "" && age <= opts.PendingThreshold {
+				// A confirm deletes the old engine before its deferred
+				// save moves status.currentNodeID to spec.nodeID: for that
+				// one sync the old engine is on the current node.
+				f.Reason = fmt.Sprintf("a confirm is finishing: spec.nodeID is %s, where engine %s waits to take over, and active engine %s on %s is being deleted (for %s); Longhorn moves status.currentNodeID on the same sync, so this lasts moments; look again if it lasts longer than %s",
+					v.Spec.NodeID, next, e.Name, serving, age.Round(time.Second), opts.PendingThreshold)
+				return
+			}
 			// The engine being deleted is the one on the current node: if
 			// Longhorn removes it, nothing serves I/O. Not a confirm leftover.
 			f.Severity = SeverityCritical
@@ -572,6 +585,6 @@ func (cs *checks) versionKnown(st *longhorn.State) {
 
 func (cs *checks) noUpgrade(v *longhorn.Volume) {
 	cs.add(CheckNoUpgrade, !v.UpgradePending(),
-		fmt.Sprintf("an engine image upgrade is pending (%q, current %q): repair after it finishes", v.WantedImage(), v.Status.CurrentImage),
+		upgradeDeadlock(v),
 		fmt.Sprintf("image %q, current %q", v.WantedImage(), v.Status.CurrentImage))
 }

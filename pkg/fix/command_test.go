@@ -297,7 +297,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 				t.Errorf("exit %d", res.Code)
 			}
 			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: the server refused to`, "changed after the re-check",
-				"already changed: ", "the next run completes it")
+				"; written: ", "not written: engine "+stale+" (still active)", "safe to leave", "do not delete or deactivate "+stale+" by hand")
 			e := getEngine(t, ctx, stale)
 			if active, _, _ := unstructured.NestedBool(e.Object, "spec", "active"); !active || e.GetDeletionTimestamp() != nil {
 				t.Error("the stale engine was changed")
@@ -330,7 +330,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			if res.Code != fix.ExitNotDone {
 				t.Errorf("exit %d", res.Code)
 			}
-			testenv.Contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "no engine was changed")
+			testenv.Contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "not written: ", "(still active)")
 			after := versions(t, ctx)
 			for k, v := range before {
 				if k != "replicas/"+first && after[k] != v {

@@ -190,28 +190,48 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 // the pipeline must stop; the returned outcome then says what was written.
 func (r *Repairer) writeReplicas(ctx context.Context, p Planned, out *Outcome) (Outcome, bool) {
 	log := r.log()
-	for _, w := range p.Replicas {
+	for i, w := range p.Replicas {
 		if r.Stopped() {
 			o := *out
-			o.Result, o.Detail = ResultNotAttempted, "stopped after inverted replica flags on another volume; written so far: "+orNone(o.Changed)
+			o.Result, o.Detail = ResultNotAttempted, "stopped after inverted replica flags on another volume"+stopNote(p, o.Changed, i)
 			return o, false
 		}
 		if r.beforeWrite != nil {
 			r.beforeWrite(w.Name)
 		}
-		if o, ok := r.interrupted(ctx, p.Volume, "replica "+w.Name, out); !ok {
+		if o, ok := r.interrupted(ctx, p, "replica "+w.Name, i, out); !ok {
 			return o, false
 		}
 		if err := log.Printf("replica=%s uid=%s resourceVersion=%s engine=%s active=%t to engine=%s active=%t keep=%s dryRun=%s attempt",
 			w.Name, w.UID, w.ResourceVersion, w.EngineName, w.Active, w.ToEngine, w.ToActive, p.Keep.Name, r.DryRun); err != nil {
 			o := *out
-			o.Result, o.Detail = ResultFailed, "action log failed, nothing more written: "+err.Error()
+			o.Result, o.Detail = ResultFailed, "action log failed, nothing more written: "+err.Error()+stopNote(p, o.Changed, i)
 			return o, false
 		}
-		if err := r.writeReplica(ctx, w); err != nil {
+		err := r.writeReplica(ctx, w)
+		if err != nil && r.DryRun == cmdutil.DryRunNone && ambiguous(err) {
+			// The answer was lost: read the replica back, never resend.
+			outcome, seen := r.readBackReplica(ctx, w)
+			_ = log.Printf("replica=%s error=%q readBack=%s seen=%q", w.Name, err.Error(), outcome, seen)
+			switch outcome {
+			case writeApplied:
+				r.Printer.Progress("the answer to the patch of replica %s was lost (%v); read back: %s", w.Name, err, seen)
+				err = nil
+			case writeNotApplied:
+				err = fmt.Errorf("the patch of replica %s failed (%v) and did not happen (read back: %s); it was not retried", w.Name, err, seen)
+			default:
+				o := *out
+				o.Result = ResultFailed
+				o.Detail = fmt.Sprintf("the patch of replica %s failed (%v) and may have happened (%s): check with 'kubectl longhorn-engines scan %s' before anything else", w.Name, err, seen, p.Volume) +
+					stopNote(p, o.Changed, i)
+				return o, false
+			}
+		} else if err != nil {
 			_ = log.Printf("replica=%s error=%q", w.Name, err.Error())
+		}
+		if err != nil {
 			o := *out
-			o.Result, o.Detail = ResultFailed, err.Error()+"; no engine was changed"+writtenSoFar(o.Changed)
+			o.Result, o.Detail = ResultFailed, err.Error()+stopNote(p, o.Changed, i)
 			return o, false
 		}
 		_ = log.Printf("replica=%s ok", w.Name)
@@ -233,7 +253,7 @@ func (r *Repairer) checkReplicas(ctx context.Context, p Planned, out Outcome) (P
 	log := r.log()
 	fail := func(res Result, why string) (Planned, Outcome, bool) {
 		_ = log.Printf("check volume=%s replicas stop reason=%q", p.Volume, why)
-		out.Result, out.Detail = res, why+writtenSoFar(out.Changed)
+		out.Result, out.Detail = res, why+stopNote(p, out.Changed, len(p.Replicas))
 		return Planned{}, out, false
 	}
 	vr, err := readVolume(ctx, r.Client, r.Namespace, p.Volume)
@@ -278,14 +298,14 @@ func (r *Repairer) writeEngines(ctx context.Context, fresh Planned, out *Outcome
 	for _, e := range fresh.Stale {
 		if r.Stopped() {
 			o := *out
-			o.Result, o.Detail = ResultNotAttempted, "stopped after inverted replica flags on another volume; written so far: "+orNone(o.Changed)
+			o.Result, o.Detail = ResultNotAttempted, "stopped after inverted replica flags on another volume"+stopNote(fresh, o.Changed, len(fresh.Replicas))
 			_ = log.Printf("stop volume=%s written=%s", fresh.Volume, orNone(o.Changed))
 			return o, false
 		}
 		if r.beforeWrite != nil {
 			r.beforeWrite(e.Name)
 		}
-		if o, ok := r.interrupted(ctx, fresh.Volume, "engine "+e.Name, out); !ok {
+		if o, ok := r.interrupted(ctx, fresh, "engine "+e.Name, len(fresh.Replicas), out); !ok {
 			return o, false
 		}
 		if err := log.Printf("%s engine=%s uid=%s resourceVersion=%s node=%s keep=%s dryRun=%s attempt",
@@ -313,7 +333,7 @@ func (r *Repairer) writeEngines(ctx context.Context, fresh Planned, out *Outcome
 		}
 		if err != nil {
 			o := *out
-			o.Result, o.Detail = ResultFailed, err.Error()+writtenSoFar(o.Changed)
+			o.Result, o.Detail = ResultFailed, err.Error()+stopNote(fresh, o.Changed, len(fresh.Replicas))
 			return o, false
 		}
 		_ = log.Printf("%s engine=%s ok", fresh.Action, e.Name)
@@ -327,27 +347,21 @@ func (r *Repairer) writeEngines(ctx context.Context, fresh Planned, out *Outcome
 }
 
 // interrupted is the outcome at a safe point after a signal: the backup is
-// on disk and the write of name was not sent. ok is false when the pipeline
-// must stop there.
-func (r *Repairer) interrupted(ctx context.Context, volume, name string, out *Outcome) (Outcome, bool) {
+// on disk and the write of name (the next-th replica write, or an engine
+// write after them all) was not sent. ok is false when the pipeline must
+// stop there.
+func (r *Repairer) interrupted(ctx context.Context, p Planned, name string, next int, out *Outcome) (Outcome, bool) {
 	if ctx.Err() == nil {
 		return Outcome{}, true
 	}
 	o := *out
 	o.Result = ResultNotAttempted
-	o.Detail = fmt.Sprintf("stopped before writing %s; written so far: %s", name, orNone(o.Changed))
+	o.Detail = "stopped before writing " + name + stopNote(p, o.Changed, next)
 	if o.Backup != "" {
 		o.Detail += "; backup kept in " + o.Backup
 	}
-	_ = r.log().Printf("stop volume=%s before=%s written=%s reason=%q", volume, name, orNone(o.Changed), context.Cause(ctx).Error())
+	_ = r.log().Printf("stop volume=%s before=%s written=%s reason=%q", p.Volume, name, orNone(o.Changed), context.Cause(ctx).Error())
 	return o, false
-}
-
-func writtenSoFar(changed []string) string {
-	if len(changed) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("; already changed: %s (see %s; the state is safe to leave, and the next run completes it)", strings.Join(changed, ", "), ActionLogName)
 }
 
 // waitVerified polls the volume until verify passes, the flags invert, or

@@ -1,0 +1,184 @@
+package realtest
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// setSetting creates (or overwrites) a Longhorn setting in this env.
+func (e *env) setSetting(name, value string) {
+	e.t.Helper()
+	ri := e.c.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(e.ns)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": longhorn.APIVersion, "kind": longhorn.Settings.Kind,
+		"metadata": map[string]any{"name": name, "namespace": e.ns},
+		"value":    value,
+	}}
+	if _, err := ri.Create(e.ctx, u, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+var replicaLine = regexp.MustCompile(`replica\.longhorn\.io "([^"]+)" (activated|deactivated|repointed)`)
+
+// plannedReplicaWrites lists fix's replica writes for vol in order, from a
+// client dry run.
+func (e *env) plannedReplicaWrites(vol string) []string {
+	e.t.Helper()
+	out, errOut, code := e.plugin("fix", vol, "--yes", "--dry-run=client")
+	if code != 0 {
+		e.t.Fatalf("fix --dry-run=client exited %d\n%s%s", code, out, errOut)
+	}
+	var names []string
+	for _, m := range replicaLine.FindAllStringSubmatch(out, -1) {
+		names = append(names, m[1])
+	}
+	if len(names) == 0 {
+		e.t.Fatalf("no replica write planned:\n%s", out)
+	}
+	return names
+}
+
+// TestStopAfterEachReplicaWrite (F1), on Longhorn's own controllers: fix
+// stopped after each prefix of its replica writes (the next one refused by
+// the server), then the stale engine deleted by hand (the KB step), with
+// replica auto-balance on where fix acts with it. Longhorn cleans up at
+// once; no replica may be deleted while active and no directory the
+// survivor uses wiped. On 1.4.3 the old order (every activation first) left
+// a directory with two active replicas, of which auto-balance deletes one.
+// Then fix run again must leave nothing wiped either.
+func TestStopAfterEachReplicaWrite(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		v := longhorn.MustParseVersion(rel)
+		prefixes := []int{1, 2, 3}
+		if !v.Affected() {
+			prefixes = []int{1} // 1.5.3+: one directory at a time, activation first
+		}
+		for _, k := range prefixes {
+			t.Run(rel+"/prefix-"+string(rune('0'+k)), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, rel)
+				if v.Affected() {
+					// fix acts with auto-balance on before 1.5.3: its order
+					// never gives a directory two active replicas
+					e.setSetting(longhorn.ReplicaAutoBalanceSetting, "best-effort")
+				}
+				vol := "vol-prefix"
+				old := e.stuck(vol)
+				e.waitRepairable(vol)
+				writes := e.plannedReplicaWrites(vol)
+				if k >= len(writes) {
+					t.Skipf("only %d replica writes", len(writes))
+				}
+				p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
+				p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Replicas.Plural, Name: writes[k], Fault: faultproxy.Status409})
+				out, errOut, code := e.pluginVia(kc, "fix", vol, "--yes", "--wait=false", "--backup-dir", t.TempDir())
+				if code != 1 {
+					t.Fatalf("fix exited %d, want 1 (stopped)\n%s%s", code, out, errOut)
+				}
+				for _, w := range writes[:k] {
+					if !strings.Contains(out, `"`+w+`"`) {
+						t.Errorf("the stop does not report %s as written:\n%s", w, out)
+					}
+				}
+				if !strings.Contains(out, "not written: replica "+writes[k]) || !strings.Contains(out, "engine "+old+" (still active)") {
+					t.Errorf("the stop does not say what was not written:\n%s", out)
+				}
+				// the KB step
+				e.deleteEngine(old)
+				e.waitFor("stale engine gone, replicas settled", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+					if testenv.EngineNamed(es, old) != nil {
+						return false
+					}
+					for _, r := range rs {
+						if r.DeletionTimestamp != nil || !r.Spec.Active {
+							return false
+						}
+					}
+					return true
+				})
+				e.assertNoDamage(vol)
+				if t.Failed() {
+					vv, es, rs := e.state(vol)
+					t.Logf("after the KB delete:\n%s", lhsim.Describe(vv, es, rs))
+					return
+				}
+				// fix again: whatever it finds, it wipes nothing
+				out, errOut, code = e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+				t.Logf("fix again exited %d\n%s%s", code, out, errOut)
+				e.assertNoDamage(vol)
+			})
+		}
+	}
+}
+
+// TestExtraCleanupRefusedFrom153 (F1): from 1.5.3 fix activates a clone
+// before it deactivates the original on the same directory, so it refuses
+// while replica auto-balance is on, and writes nothing.
+func TestExtraCleanupRefusedFrom153(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		if longhorn.MustParseVersion(rel).Affected() {
+			continue
+		}
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			e.setSetting(longhorn.ReplicaAutoBalanceSetting, "best-effort")
+			vol := "vol-balance"
+			e.stuck(vol)
+			e.await("scan names the refusal", func() bool {
+				out, errOut, _ := e.plugin("scan", vol)
+				return strings.Contains(out+errOut, "auto-balance is best-effort")
+			})
+			e.fixRefuses(vol, "replica auto-balance is best-effort")
+		})
+	}
+}
+
+// TestStopThenNothingOrMigration (F1): after a stop in the middle of the
+// replica writes, with nothing else done fix run again completes and
+// Longhorn converges; with a migration request instead, Longhorn still
+// refuses the two active engines and nothing is wiped.
+func TestStopThenNothingOrMigration(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		for _, next := range []string{"nothing", "migration"} {
+			t.Run(rel+"/"+next, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, rel)
+				vol := "vol-stop"
+				e.stuck(vol)
+				e.waitRepairable(vol)
+				writes := e.plannedReplicaWrites(vol)
+				p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
+				p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Replicas.Plural, Name: writes[1], Fault: faultproxy.Status409})
+				if out, errOut, code := e.pluginVia(kc, "fix", vol, "--yes", "--wait=false", "--backup-dir", t.TempDir()); code != 1 {
+					t.Fatalf("fix exited %d, want 1 (stopped)\n%s%s", code, out, errOut)
+				}
+				if next == "migration" {
+					e.requestMigration(vol)
+					e.waitRefused(vol)
+					e.assertNoDamage(vol)
+					return
+				}
+				out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+				if code != 0 {
+					t.Fatalf("fix run again exited %d\n%s%s", code, out, errOut)
+				}
+				e.waitFor("converged on node-b", vol, settled(nodeB))
+				e.assertNoDamage(vol)
+			})
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package detect
+
+import (
+	"fmt"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// migrationBlocked says why Longhorn's processMigration returns before it
+// touches this volume, so that a migration in flight or a confirm or
+// rollback being finished never moves on ("" when nothing blocks it). Read
+// in longhorn-manager's volume controller: every release skips a volume
+// whose engine upgrade is pending; up to 1.6 it also skips a volume with
+// spec.nodeID or status.currentNodeID empty, and one whose robustness is
+// neither healthy nor degraded (1.7 reworked these checks).
+func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
+	if v.UpgradePending() {
+		return fmt.Sprintf("an engine upgrade is pending (image %q, status.currentImage %q): Longhorn skips the migration while it is, and the upgrade cannot finish while the volume has two engines (longhorn#7833)",
+			v.WantedImage(), v.Status.CurrentImage)
+	}
+	if !ver.Known() || ver.AtLeast(1, 7, 0) {
+		return ""
+	}
+	switch {
+	case v.Spec.NodeID == "":
+		return "spec.nodeID is empty: Longhorn " + ver.String() + " does not process the migration of a volume that is not attached (longhorn#8735)"
+	case v.Status.CurrentNodeID == "":
+		return "status.currentNodeID is empty: Longhorn " + ver.String() + " does not process the migration of a volume that is not running"
+	case !v.RobustnessUsable():
+		return fmt.Sprintf("robustness is %q: Longhorn %s processes a migration only while the volume is healthy or degraded", v.Status.Robustness, ver)
+	}
+	return ""
+}
+
+// markStuck turns a "wait" or "in flight" verdict into "stuck" when
+// Longhorn would never leave the state by itself.
+func markStuck(st *longhorn.State, v *longhorn.Volume, f *Finding) {
+	why := migrationBlocked(st.Version, v)
+	if why == "" {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = "stuck: " + why + "; Longhorn will not finish this by itself (" + f.Reason + "); see docs/troubleshooting-two-active-engines.md"
+}
+
+// upgradeDeadlock is the refusal when an engine upgrade is pending on a
+// stuck volume (F3). Longhorn's automatic engine upgrade
+// (concurrent-automatic-engine-upgrade-per-node-limit > 0) picks volumes
+// whose frozen status reads healthy; from then on processMigration skips
+// the volume, so neither the upgrade nor the confirm's clean-up can ever
+// finish. The repair is not proven on Longhorn's controllers (their engine
+// image controller does not run here): the manual steps come instead.
+func upgradeDeadlock(v *longhorn.Volume) string {
+	field := "spec.engineImage"
+	if v.Spec.Image != "" {
+		field = "spec.image"
+	}
+	return fmt.Sprintf("an engine upgrade is pending (%s %q, status.currentImage %q), most likely started by Longhorn's automatic engine upgrade: it can never finish on this volume, and Longhorn does not finish the confirm while it is pending (a deadlock, longhorn#7833); "+
+		"by hand: set the setting concurrent-automatic-engine-upgrade-per-node-limit to 0, set the volume's %s back to %q, check that scan no longer reports the upgrade, run fix, then restore the setting (docs/troubleshooting-two-active-engines.md)",
+		field, v.WantedImage(), v.Status.CurrentImage, field, v.Status.CurrentImage)
+}
+
+// confirmSwitching names the engine a confirm in progress switches to (""
+// when it is not one): no migration requested any more, spec.nodeID moved
+// to another node than the deleting engine's, and exactly one engine, not
+// being deleted, waiting there.
+func confirmSwitching(v *longhorn.Volume, others []*longhorn.Engine, deleting *longhorn.Engine) string {
+	if v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Spec.NodeID == deleting.Spec.NodeID || v.Status.CurrentNodeID != deleting.Spec.NodeID {
+		return ""
+	}
+	next := ""
+	for _, e := range others {
+		if e.Spec.NodeID != v.Spec.NodeID || e.Deleting() {
+			continue
+		}
+		if next != "" {
+			return ""
+		}
+		next = e.Name
+	}
+	return next
+}

@@ -1,0 +1,76 @@
+package fix_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// A replica patch whose answer is lost is read back, never resent, and
+// reported like an engine write: before, a reset after the server applied
+// it stopped the run with "no engine was changed" and no word of the
+// replica that was.
+func TestFixReplicaWriteAnswerLost(t *testing.T) {
+	p, kc := faultProxy(t)
+	for _, tt := range []struct {
+		name    string
+		fault   faultproxy.Fault
+		code    int
+		applied bool
+		out     []string
+		log     string
+	}{
+		{"reset after forwarding", faultproxy.ResetAfter, 0, true, []string{"answer to the patch of replica", "was lost", "deactivated"}, "readBack=applied"},
+		{"reset before forwarding", faultproxy.ResetBefore, 1, false, []string{"did not happen", "it was not retried", "written: none", "the volume is as it was"}, "readBack=not-applied"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := reset(t)
+			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a"))
+			stale := testenv.EngineName(vL14a, "vol-a", 0)
+			p.Clear()
+			p.ResetLog()
+			p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Replicas.Plural, Fault: tt.fault, First: 1})
+			dir := filepath.Join(t.TempDir(), "backup")
+			res := runFixVia(t, ctx, kc, "vol-a", "--yes", "--wait=false", "--backup-dir", dir)
+			if res.Code != tt.code {
+				t.Errorf("exit %d, want %d", res.Code, tt.code)
+			}
+			testenv.Contains(t, "output", res.Stdout+res.Stderr, tt.out...)
+			testenv.Contains(t, "action log", readFile(t, filepath.Join(dir, "actions.log")), tt.log)
+			var first string
+			for _, r := range p.Requests() {
+				if r.Verb == "patch" && r.Resource == longhorn.Replicas.Plural {
+					first = r.Name
+					break
+				}
+			}
+			if n := p.Count("patch", longhorn.Replicas.Plural, first); n != btoi(tt.applied) {
+				t.Errorf("%d patches of %s reached the server, want %d (never resent)", n, first, btoi(tt.applied))
+			}
+			u, err := ri(longhorn.Engines).Get(ctx, stale, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			active, _, _ := unstructured.NestedBool(u.Object, "spec", "active")
+			if active == tt.applied {
+				t.Errorf("stale engine active=%t after the run", active)
+			}
+			if !tt.applied {
+				testenv.Contains(t, "output", res.Stdout, "engine "+stale+" (still active)")
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
