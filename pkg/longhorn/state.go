@@ -23,6 +23,10 @@ type State struct {
 	// InstanceManagersRead is false when instance managers were not read
 	// (orphan-process checks are then skipped rather than reported clean).
 	InstanceManagersRead bool
+	// PDBs are the PodDisruptionBudgets of the Longhorn namespace, which
+	// hold a node's drain; PDBsRead says whether and why not (drain.go).
+	PDBs     []PDB
+	PDBsRead ReadStatus
 	// Workloads are the pods and CSI VolumeAttachments that say where the
 	// volumes' workloads run (zero when not read: see Workloads.PodsRead).
 	Workloads Workloads

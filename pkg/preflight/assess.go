@@ -91,6 +91,8 @@ func assess(in input) *Report {
 		}
 	}
 	r.Summary.Blockers = len(r.Blockers)
+	r.Drain = detect.DrainView(st, in.Result, "") // drain.go
+	r.Unchecked = append(r.Unchecked, pdbUnchecked(st)...)
 	affectedOnTheWay := st.Version.Affected() || (r.Target != nil && r.Target.Affected)
 	if exposed := affectedOnTheWay && r.Summary.Migrating > 0; exposed || r.Summary.Migrating == 0 || st.Version.Known() {
 		r.Summary.Exposed = &exposed
@@ -146,6 +148,10 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 	ns := nsFlag(st.Namespace)
 	b := Blocker{Volume: f.Volume, Type: f.Type, Severity: f.Severity}
 	inspect := cmdPrefix + "scan " + f.Volume + " -o wide" + ns
+	if f.Family != nil && f.Severity.NeedsAttention() {
+		familyBlocker(&b, f, ns) // family.go
+		return b, true
+	}
 	switch f.Type {
 	case detect.TypeMultipleActiveEngines:
 		b.Problem = "two active engines: the volume cannot detach or migrate, the drain hangs"

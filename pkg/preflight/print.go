@@ -77,6 +77,9 @@ func printTable(out io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  %s: %s; %s\n", bl.Volume, bl.Problem, bl.Resolve)
 		}
 	}
+	if err := printDrain(&b, r.Drain); err != nil {
+		return err
+	}
 	if len(r.Unchecked) > 0 {
 		fmt.Fprintf(&b, "\nNot checked: %s\n", strings.Join(r.Unchecked, "; "))
 	}

@@ -32,6 +32,9 @@ type Report struct {
 	// Nodes lists, per node, the volumes a drain of that node live-migrates.
 	Nodes    []NodeVolumes `json:"nodes"`
 	Blockers []Blocker     `json:"blockers"`
+	// Drain says, per node, what holds its instance-manager
+	// PodDisruptionBudget: the processes and the findings behind them.
+	Drain []detect.NodeDrain `json:"drain"`
 	// Unchecked names what could not be checked (then the verdict is unchecked).
 	Unchecked      []string       `json:"unchecked"`
 	Recommendation Recommendation `json:"recommendation"`
@@ -133,6 +136,9 @@ type Blocker struct {
 	// Command resolves it; Resolve says what to do when no single command does.
 	Command string `json:"command,omitempty"`
 	Resolve string `json:"resolve"`
+	// Family is set for a state of the stuck-migration family: its
+	// upstream issues, releases and the maintainers' repair steps.
+	Family *detect.FamilyInfo `json:"family,omitempty"`
 }
 
 // Recommendation is what to do before and during the upgrade window.

@@ -94,6 +94,8 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 	// Pods and CSI attachments never fail the read: they degrade to "not
 	// checked" (or, on an unexpected error, to a refused repair).
 	run(func() { st.Workloads = readAllWorkloads(ctx, c.Dynamic) })
+	var pdbWarn error
+	run(func() { st.PDBs, st.PDBsRead, pdbWarn = ReadPDBs(ctx, c.Dynamic, ns) }) // pdb.go
 	wg.Wait()
 
 	switch {
@@ -134,6 +136,9 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 		warnf("instance managers not read, orphan engine processes not checked: %v", imErr)
 	}
 	WarnWorkloads(&st.Workloads, warnf)
+	if pdbWarn != nil {
+		warnf("%v", pdbWarn)
+	}
 	if want != nil {
 		st.Engines = filterByVolume(st.Engines, want)
 		st.Replicas = filterByVolume(st.Replicas, want)

@@ -183,6 +183,7 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 	kv(0, "Decision", decision(f, p))
 	kv(0, "Why", wrap(f.Reason, keyWidth, width))
 	kv(0, "Repair", repairCommand(st.Namespace, f))
+	describeFamily(b, f, kv)
 	if l := f.Evidence.Logs; l != nil && l.Count > 0 {
 		b.WriteString("Log evidence:\n")
 		kv(2, "Lines", fmt.Sprint(l.Count))
@@ -333,6 +334,9 @@ func repairCommand(ns string, f *detect.Finding) string {
 		return cmd + "   (add --dry-run=client to see the plan first)"
 	case detect.ActionWait:
 		return "none: wait and describe it again"
+	}
+	if f.Family != nil {
+		return "none automatic: the maintainers' repair below"
 	}
 	if f.Type == detect.TypeInvertedReplicaFlags {
 		return "none automatic: recover the replica flags by hand (" + docs.Troubleshooting + ")"

@@ -1,0 +1,33 @@
+package preflight
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+)
+
+// familyProblems says in a few words why each state of the stuck-migration
+// family blocks a drain (docs/troubleshooting-migration-family.md).
+var familyProblems = map[detect.Type]string{
+	detect.TypeMigrationNeverConfirmed:   "a ready live migration nothing confirms: draining either node hangs",
+	detect.TypeStaleMigrationNodeID:      "a detached volume Longhorn still treats as migrating: it loops between detaching and detached",
+	detect.TypeMigrationWithoutNode:      "a migration target with no source node: no engine can become current",
+	detect.TypeMigrationBlockedByTickets: "backup or snapshot tickets take the migration's place: the drain's migration is refused",
+	detect.TypeLeftoverAttachRequest:     "a leftover attach request keeps the volume from attaching where the workload goes",
+	detect.TypeUpgradeMigrationDeadlock:  "an engine upgrade and a migration wait for each other",
+	detect.TypeMigrationReplicaChurn:     "the migration engine restarts for ever: the migration never becomes ready",
+}
+
+// familyBlocker is the blocker of a family state: the maintainers' steps
+// to run, since fix does not repair these.
+func familyBlocker(b *Blocker, f *detect.Finding, ns string) {
+	b.Problem = familyProblems[f.Type]
+	if b.Problem == "" {
+		b.Problem = string(f.Type)
+	}
+	b.Command = cmdPrefix + "describe " + f.Volume + ns
+	b.Family = f.Family
+	b.Resolve = fmt.Sprintf("%s (%s; %s); the maintainers' repair, by hand: %s",
+		f.Reason, strings.Join(f.Family.Issues, ", "), f.Family.Doc, strings.Join(f.Family.Steps, "; then "))
+}
