@@ -5,7 +5,7 @@ PKGS     := ./...
 # Tests embed a real API server: give the suite room on 2 cores.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo sim test kube-apiserver test-short bench vet fmt-check lint docs docs-check tidy-check fuzz clean \
+.PHONY: all build demo sim test kube-apiserver test-short bench explore vet fmt-check lint docs docs-check tidy-check fuzz clean \
 	tools release-check release-snapshot krew-check krew-index image image-check
 
 all: build
@@ -39,6 +39,17 @@ test-short:
 
 bench:
 	./hack/bench.sh
+
+# The explorer's long run (docs/testing.md, "The explorer"): N generated
+# states per release from SEED, judged by Longhorn's own controllers; new
+# disagreements are shrunk and saved in internal/explore/testdata.
+# RELEASE= one release (default: every release with real controllers).
+SEED    ?= 27
+N       ?= 500
+RELEASE ?=
+explore:
+	EXPLORE_SEED=$(SEED) EXPLORE_N=$(N) EXPLORE_RELEASE=$(RELEASE) EXPLORE_SHRINK=1 \
+		nice $(GO) test -timeout 0 -run '^TestExplore$$' -v ./internal/explore
 
 vet:
 	$(GO) vet $(PKGS)

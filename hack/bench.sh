@@ -141,3 +141,14 @@ echo "page size $page; machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f
 echo "| volumes | JSON | bare LISTs (seq / par) | kubectl get -o json | scan -o json | scan peak RSS | fix VOLUME --dry-run=client | guard peak RSS |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
+
+# The explorer (internal/explore): generated states per second judged by
+# Longhorn's own controllers, checks a, b and c, on the oldest real release.
+if [ -z "${BENCH_SKIP_EXPLORE:-}" ]; then
+  echo "explorer..." >&2
+  rel=$(ls -d test/longhorn/v*/ | sed 's#test/longhorn/##; s#/##' | sort -V | head -1)
+  line=$(EXPLORE_N="${BENCH_EXPLORE_N:-48}" EXPLORE_RELEASE="$rel" go test -count=1 -timeout 30m -run '^TestExplore$' -v ./internal/explore 2>&1 |
+    grep -o 'Longhorn v[0-9.]*: [0-9]* states.*' | tail -1 || true)
+  echo
+  echo "explorer, Longhorn $rel: ${line:-no result}"
+fi

@@ -75,7 +75,13 @@ func imageChecksumName(image string) string {
 // engine image, deployed on every Longhorn Node in the namespace. A server
 // that does not serve EngineImages is left alone.
 func (s *Sim) writeEngineImage(ctx context.Context) error {
-	img := s.engineImage()
+	return s.DeployEngineImage(ctx, s.engineImage())
+}
+
+// DeployEngineImage creates or refreshes the EngineImage of img, deployed
+// on every Longhorn Node in the namespace, as writeEngineImage does for the
+// release's own image: internal/explore runs volumes on a second, older one.
+func (s *Sim) DeployEngineImage(ctx context.Context, img string) error {
 	name := engineImageName(img)
 	cl := s.dyn.Resource(engineImages).Namespace(s.ns)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {

@@ -1,0 +1,112 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// envInt reads an integer knob of `make explore`.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// sampleSize is the CI sample per release (make test): sized so that the
+// three checks on every real release add about a minute and a half each
+// to a warm make test on 2 cores (docs/testing.md, "The explorer").
+const sampleSize = 24
+
+// TestExplore generates states of every real release, has Longhorn's own
+// controllers judge scan's verdicts and fix's repairs on them (checks a,
+// b, c), and fails on any disagreement not in knownDisagreements. With
+// EXPLORE_N, EXPLORE_SEED, EXPLORE_BATCH and EXPLORE_RELEASE it is the
+// long run of `make explore`.
+func TestExplore(t *testing.T) {
+	seed := uint64(envInt("EXPLORE_SEED", 27))
+	n := envInt("EXPLORE_N", sampleSize)
+	batch := envInt("EXPLORE_BATCH", 24)
+	for _, rel := range selectedReleases() {
+		t.Run(rel, func(t *testing.T) {
+			c := clusterFor(t, rel)
+			start := time.Now()
+			stats := newStats()
+			for first := 0; first < n; first += batch {
+				var cases []Case
+				for i := first; i < min(first+batch, n); i++ {
+					cases = append(cases, Case{Name: fmt.Sprintf("seed %d state %d", seed, i), State: Generate(rel, seed, i)})
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+				res, err := Batch(ctx, c, rel, cases, Options{Interrupted: true})
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range res {
+					stats.add(r)
+					for _, d := range r.Found {
+						if k := knownFor(r, d); k != nil {
+							t.Logf("known disagreement (%s) on %s: %s: %s", k.Entry, r.Case.Name, d.Kind, d.Detail)
+							continue
+						}
+						t.Errorf("Longhorn %s disagrees with the tool on %s (story %s, scan %s): %s: %s\nstate: %s",
+							rel, r.Case.Name, r.Case.State.Story, r.Finding, d.Kind, d.Detail, mustJSON(r.Case.State))
+						stats.newOnes = append(stats.newOnes, r)
+					}
+				}
+			}
+			took := time.Since(start)
+			t.Logf("Longhorn %s: %s in %s (%.2f states/s)", rel, stats, took.Round(time.Second), float64(stats.states)/took.Seconds())
+			if len(stats.newOnes) > 0 && os.Getenv("EXPLORE_SHRINK") != "" {
+				shrinkAndSave(t, c, rel, stats.newOnes)
+			}
+		})
+	}
+}
+
+// TestFixtures replays every saved disagreement on its release: a fixed
+// one must agree now; one still in knownDisagreements may disagree only
+// the way its entry says.
+func TestFixtures(t *testing.T) {
+	fixtures, err := LoadFixtures("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRelease := map[string][]Fixture{}
+	for _, f := range fixtures {
+		byRelease[f.Release] = append(byRelease[f.Release], f)
+	}
+	for _, rel := range selectedReleases() {
+		fs := byRelease[rel]
+		if len(fs) == 0 {
+			continue
+		}
+		t.Run(rel, func(t *testing.T) {
+			c := clusterFor(t, rel)
+			cases := make([]Case, len(fs))
+			for i, f := range fs {
+				cases[i] = Case{Name: f.Name(), State: f.State}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+			defer cancel()
+			res, err := Batch(ctx, c, rel, cases, Options{Interrupted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				for _, d := range r.Found {
+					if k := knownFor(r, d); k != nil {
+						t.Logf("%s: known (%s): %s", r.Case.Name, k.Entry, d.Detail)
+						continue
+					}
+					t.Errorf("%s: Longhorn %s disagrees with the tool (scan %s): %s: %s", r.Case.Name, rel, r.Finding, d.Kind, d.Detail)
+				}
+			}
+		})
+	}
+}

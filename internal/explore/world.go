@@ -1,0 +1,268 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// World is one namespace of a release's API server in which generated
+// volumes are written while nothing of Longhorn runs, then Longhorn's own
+// controllers and lhsim's instance layer are started on all of them at
+// once.
+type World struct {
+	Release string
+	NS      string
+	c       *testcluster.Cluster
+	sim     *lhsim.Sim
+	lh      *lhreal.Controllers
+	img     Images
+	logs    io.Writer
+
+	mu        sync.Mutex
+	deleted   map[string]longhorn.Replica // first state seen with a deletionTimestamp
+	generated map[string]bool             // replicas the state itself had deleting
+	stopWatch func()
+}
+
+// NewWorld prepares a namespace: nodes, instance managers, settings, the
+// default and the old engine image. Nothing runs yet.
+func NewWorld(ctx context.Context, c *testcluster.Cluster, release string, logs io.Writer) (*World, error) {
+	w := &World{Release: release, NS: testenv.Namespace("explore"), c: c, logs: logs,
+		deleted: map[string]longhorn.Replica{}, generated: map[string]bool{}}
+	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: w.NS, Version: release, InstanceOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	w.sim = s
+	w.img = Images{Default: s.EngineImage()}
+	for _, n := range Nodes {
+		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for _, img := range []string{s.EngineImage(), OldImage} {
+		if err := s.DeployEngineImage(ctx, img); err != nil {
+			return nil, err
+		}
+	}
+	settings := map[string]string{
+		"default-engine-image":           s.EngineImage(),
+		"default-instance-manager-image": s.InstanceManagerImage(),
+		longhorn.VersionSetting:          release,
+	}
+	for name, value := range settings {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": longhorn.APIVersion, "kind": longhorn.Settings.Kind,
+			"metadata": map[string]any{"name": name, "namespace": w.NS}, "value": value,
+		}}
+		if _, err := c.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(w.NS).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("explore: setting %s: %w", name, err)
+		}
+	}
+	return w, nil
+}
+
+// Write creates the objects of s as volume vol.
+func (w *World) Write(ctx context.Context, s State, vol string) error {
+	b := Build(s, vol, w.img)
+	err := b.Objects.Each(func(kind string, obj any) error {
+		u, err := testenv.Unstructured(kind, obj)
+		if err != nil {
+			return err
+		}
+		u.SetNamespace(w.NS)
+		Overlay(s, kind, u, w.img)
+		if kind == longhorn.Volumes.Kind {
+			u.SetFinalizers([]string{longhorn.Finalizer})
+		}
+		ri := w.c.Dynamic().Resource(resourceOf(kind).GVR()).Namespace(w.NS)
+		if _, err := testcluster.CreateWithStatus(ctx, ri, u, true); err != nil {
+			return fmt.Errorf("explore: create %s %s: %w", kind, u.GetName(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	for n := range b.GeneratedDeleted {
+		w.generated[n] = true
+	}
+	w.mu.Unlock()
+	for _, name := range b.Objects.Deleting {
+		if err := w.delete(ctx, longhorn.Engines, name); err != nil {
+			return err
+		}
+	}
+	for _, name := range b.DeletingReplica {
+		if err := w.delete(ctx, longhorn.Replicas, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *World) delete(ctx context.Context, r longhorn.Resource, name string) error {
+	err := w.c.Dynamic().Resource(r.GVR()).Namespace(w.NS).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil {
+		return fmt.Errorf("explore: delete %s %s: %w", r.Kind, name, err)
+	}
+	return nil
+}
+
+func resourceOf(kind string) longhorn.Resource {
+	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments, longhorn.Nodes, longhorn.Settings} {
+		if r.Kind == kind {
+			return r
+		}
+	}
+	panic("explore: no resource of kind " + kind)
+}
+
+// Start starts the replica-deletion watch, lhsim's instance layer and the
+// release's controllers.
+func (w *World) Start(ctx context.Context) error {
+	if err := w.watchDeletions(ctx); err != nil {
+		return err
+	}
+	if err := w.sim.Start(ctx); err != nil {
+		return err
+	}
+	lh, err := lhreal.Start(ctx, lhreal.Options{Release: w.Release, Kubeconfig: w.c.KubeconfigPath(), Namespace: w.NS, Nodes: Nodes, LogWriter: w.logs})
+	if err != nil {
+		return err
+	}
+	w.lh = lh
+	return nil
+}
+
+// Stop stops what Start started.
+func (w *World) Stop() {
+	if w.lh != nil {
+		w.lh.Stop()
+	}
+	w.sim.Stop()
+	if w.stopWatch != nil {
+		w.stopWatch()
+	}
+}
+
+// Logs is the controllers' log.
+func (w *World) Logs() string {
+	if w.lh == nil {
+		return ""
+	}
+	return w.lh.Logs()
+}
+
+// watchDeletions records each replica's state when its deletion was first
+// seen: the replica controller acts on spec.active then.
+func (w *World) watchDeletions(ctx context.Context) error {
+	wi, err := w.c.Dynamic().Resource(longhorn.Replicas.GVR()).Namespace(w.NS).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	w.stopWatch = wi.Stop
+	go func() {
+		for ev := range wi.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok || (ev.Type != watch.Deleted && u.GetDeletionTimestamp() == nil) {
+				continue
+			}
+			var r longhorn.Replica
+			if data, err := json.Marshal(u.Object); err != nil || json.Unmarshal(data, &r) != nil {
+				continue
+			}
+			w.mu.Lock()
+			if _, seen := w.deleted[r.Name]; !seen {
+				w.deleted[r.Name] = r
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// activeDeleted lists vol's replicas the controllers deleted while active
+// (placed on a disk: an unscheduled replica holds no data).
+func (w *World) activeDeleted(vol string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for name, r := range w.deleted {
+		if r.Spec.VolumeName == vol && r.Spec.Active && r.Spec.NodeID != "" && r.Spec.DiskID != "" && !w.generated[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Quiesce waits until no Volume, Engine or Replica of the namespace has
+// changed for quiet, or max has passed: Longhorn's controllers and the
+// instance layer have done what they will do from these states. It
+// reports whether it was quiet.
+func (w *World) Quiesce(ctx context.Context, quiet, max time.Duration) bool {
+	deadline := time.Now().Add(max)
+	last, since := "", time.Now()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		sig := w.signature(ctx)
+		if sig != last {
+			last, since = sig, time.Now()
+		} else if time.Since(since) >= quiet {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return false
+}
+
+func (w *World) signature(ctx context.Context) string {
+	var b strings.Builder
+	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas} {
+		l, err := w.c.Dynamic().Resource(r.GVR()).Namespace(w.NS).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		// the list's resourceVersion moves with any write in the namespace's
+		// resource, and with writes elsewhere too: compare the items'
+		for _, it := range l.Items {
+			b.WriteString(it.GetName())
+			b.WriteString(it.GetResourceVersion())
+		}
+	}
+	return b.String()
+}
+
+// State reads vol's objects.
+func (w *World) State(ctx context.Context, vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica, error) {
+	return w.sim.State(ctx, vol)
+}
+
+// Wiped lists vol's wiped data directories.
+func (w *World) Wiped(vol string) []string { return w.sim.WipedDirs(vol) }
+
+// Kubeconfig is the API server's.
+func (w *World) Kubeconfig() string { return w.c.KubeconfigPath() }
