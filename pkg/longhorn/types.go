@@ -161,6 +161,8 @@ type ReplicaSpec struct {
 	DiskPath          string `json:"diskPath,omitempty"`
 	HealthyAt         string `json:"healthyAt,omitempty"`
 	FailedAt          string `json:"failedAt,omitempty"`
+	LastFailedAt      string `json:"lastFailedAt,omitempty"`
+	LastHealthyAt     string `json:"lastHealthyAt,omitempty"`
 	EngineImage       string `json:"engineImage,omitempty"`
 	Image             string `json:"image,omitempty"`
 }
