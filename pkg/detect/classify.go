@@ -71,6 +71,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	case len(active) == 0 && len(engines) > 0 && v.Status.State == longhorn.VolumeStateAttached:
 		f.Type, f.Severity = TypeNoActiveEngine, SeverityWarning
 		f.Reason = "the volume is attached but none of its engines has spec.active=true; Longhorn cannot pick the current engine"
+	case crashDetached(st, v, idx.vas[v.Name], &f):
 	default:
 		return Finding{}, false
 	}

@@ -167,9 +167,10 @@ type ReplicaSpec struct {
 	FailedAt          string `json:"failedAt,omitempty"`
 	// LastFailedAt is never cleared (1.8+); a migration clone copies it
 	// from its original on 1.8.3–1.10.1 (longhorn#11397).
-	LastFailedAt string `json:"lastFailedAt,omitempty"`
-	EngineImage  string `json:"engineImage,omitempty"`
-	Image        string `json:"image,omitempty"`
+	LastFailedAt  string `json:"lastFailedAt,omitempty"`
+	LastHealthyAt string `json:"lastHealthyAt,omitempty"`
+	EngineImage   string `json:"engineImage,omitempty"`
+	Image         string `json:"image,omitempty"`
 }
 
 // ReplicaStatus is the replica process state.

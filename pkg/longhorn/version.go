@@ -146,3 +146,13 @@ func (v Version) MigrationNeedsReadyTarget() bool {
 
 // V2Switchover: v2 volumes can move their engine (target) live from 1.12.
 func (v Version) V2Switchover() bool { return v.AtLeast(1, 12, 0) }
+
+// DeletesExtraMigrationClones: the volume controller deletes a second clone
+// of a data directory made for a migration engine (longhorn#11397,
+// deleteExtraInvalidMigrationReplicas) from 1.10.2 and 1.11.0.
+func (v Version) DeletesExtraMigrationClones() bool {
+	if v.Major == 1 && v.Minor == 10 {
+		return v.Patch >= 2
+	}
+	return v.AtLeast(1, 11, 0)
+}

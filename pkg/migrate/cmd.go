@@ -173,6 +173,7 @@ accepts that risk). The rollback is written without waiting for readiness.
 		c.Example = `  kubectl longhorn-engines migrate rollback pvc-1234
   kubectl longhorn-engines migrate rollback pvc-1234 --dry-run=server`
 	}
+	c.Flags().StringVar(&o.To, "to", "", "The migration's target node: required when Longhorn detached the volume after a failed migration (confirm resumes it on this node, rollback on the other); otherwise it must match the migration in flight")
 	addStepFlags(c, o)
 	// Each step waits for something else: the shared usage would be wrong.
 	if f := c.Flags().Lookup("timeout"); f != nil {

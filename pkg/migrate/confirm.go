@@ -24,7 +24,11 @@ func (s *session) runConfirm(ctx context.Context) error {
 	if err != nil {
 		return noCheck(err)
 	}
+	if nodes := snap.crashDetached(); nodes != nil {
+		return s.runCrashDetached(ctx, snap, nodes)
+	}
 	cs, to := inFlightChecks(snap, s.drv)
+	toFlagCheck(&cs, s.o.To, to)
 	if to != "" {
 		node, err := s.readNode(ctx, to)
 		if err != nil {
@@ -58,11 +62,23 @@ func (s *session) runConfirm(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.waitReady(ctx, to); err != nil {
-		if errors.Is(err, errConfirmedElsewhere) {
+		var down *nodeDownError
+		var cd *crashDetachedError
+		switch {
+		case errors.Is(err, errConfirmedElsewhere):
 			s.step("Confirmed outside this command while waiting for readiness.")
 			return s.verifyConfirm(ctx, to)
+		case errors.As(err, &cd):
+			s.step("Stopped waiting: %v.", err)
+			return s.resumeAfterCrash(ctx, from, to, cd.nodes, to)
+		case errors.As(err, &down) && down.role == "source":
+			s.step("Stopped waiting: %v.", err)
+			return s.confirmSourceLost(ctx, from, to)
 		}
 		s.step("Not confirmed: %v.", err)
+		if up, _ := s.nodeUp(context.WithoutCancel(ctx), from); !up {
+			return cmdutil.WithCode(ExitStopped, fmt.Errorf("nothing was changed: %w; the source node %s is down, so do not roll back: run this command again", err, from))
+		}
 		return cmdutil.WithCode(ExitStopped, fmt.Errorf("nothing was changed: %w; to abandon the migration run: %s", err, s.commandLine("migrate", "rollback", s.vol)))
 	}
 	s.step("Ready: the migration engine on %s is running with all replicas and snapshots in sync.", to)
@@ -140,4 +156,12 @@ func (s *session) verifyConfirm(ctx context.Context, to string) error {
 	s.report()
 	return cmdutil.WithCode(ExitAttention, fmt.Errorf("the confirm was sent but volume %s is not verified on %s: %w; check with: %s",
 		s.vol, to, err, s.commandLine("migrate", "status", s.vol)))
+}
+
+// toFlagCheck: --to on confirm or rollback names the migration's target; it
+// must match the migration in flight.
+func toFlagCheck(cs *checks, flag, to string) {
+	if flag != "" {
+		cs.add("--to is the migration's target", flag == to, "--to %s, migration target %s", flag, orNone(to))
+	}
 }

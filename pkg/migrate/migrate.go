@@ -67,11 +67,7 @@ func (s *session) runMigrate(ctx context.Context) error {
 	s.step("Started: migration of %s from %s to %s requested through %s.", s.vol, from, to, s.drv.mechanism())
 
 	if _, err := s.waitReady(ctx, to); err != nil {
-		if errors.Is(err, errConfirmedElsewhere) {
-			s.step("Confirmed outside this command while waiting for readiness.")
-			return s.verifyConfirm(ctx, to)
-		}
-		return s.rollBack(ctx, from, to, err)
+		return s.afterWaitFailed(ctx, from, to, err)
 	}
 	s.step("Ready: the migration engine on %s is running with all replicas and snapshots in sync.", to)
 	if !s.o.Confirm {

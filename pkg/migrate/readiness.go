@@ -19,6 +19,14 @@ type readiness struct {
 	// migration engine or the serving engine failed, or the migration was
 	// abandoned (Longhorn reverts the migration in these cases).
 	failed string
+	// recreating is set while the migration engine is in error: Longhorn
+	// deletes it and creates another while the migration stays requested
+	// (an instance-manager or kubelet restart, longhorn#7302); a wait
+	// gives that a grace period instead of failing on the poll that sees it.
+	recreating string
+	// sourceDown: the serving engine is not running and its node is not
+	// Ready (filled in by the caller, who reads nodes).
+	sourceDown bool
 }
 
 func (r readiness) String() string {
@@ -77,7 +85,8 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 	}
 	r.engine = mig.Name
 	if mig.Status.CurrentState == longhorn.StateError {
-		r.failed = fmt.Sprintf("migration engine %s is in state error", mig.Name)
+		r.recreating = fmt.Sprintf("migration engine %s is in state error: Longhorn replaces it while the migration is requested", mig.Name)
+		miss("%s", r.recreating)
 		return r
 	}
 	if mig.Spec.NodeID != to {
@@ -92,6 +101,9 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 	if want, got := old.RWCount(), mig.RWCount(); got < want {
 		miss("RW replicas %d/%d", got, want)
 	}
+	if wo := rebuilding(old); len(wo) > 0 {
+		miss("replicas of the serving engine %s rebuilding: %s (Longhorn reverts a migration whose source replicas rebuild)", old.Name, strings.Join(wo, ", "))
+	}
 	reps := s.replicasOf(mig.Name)
 	notRunning := 0
 	for _, rp := range reps {
@@ -105,7 +117,15 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 	case notRunning > 0:
 		miss("%d of %d replicas of %s not running", notRunning, len(reps), mig.Name)
 	}
+	if names := inheritedFailure(s.version, reps); len(names) > 0 {
+		miss("clones %s carry the spec.lastFailedAt of the replica they copy (longhorn#12311, Longhorn 1.8.3 to 1.10.1): Longhorn %s may never make them ready; if this lasts, roll back and upgrade",
+			strings.Join(names, ", "), s.version)
+	}
 	why, never := mig.MigrationRestart(reps)
+	if never && s.version.DeletesExtraMigrationClones() {
+		// 1.10.2 and 1.11+ delete the extra clone themselves (longhorn#11397).
+		why, never = why+"; Longhorn "+s.version.String()+" deletes the extra clone itself", false
+	}
 	if never {
 		r.failed = why
 		return r
@@ -125,4 +145,39 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 	}
 	r.ready = len(r.missing) == 0
 	return r
+}
+
+// rebuilding lists the replicas of e that are rebuilding: WO in its
+// replicaModeMap, or in its spec.replicaAddressMap with no mode yet (about to
+// be added and rebuilt, longhorn#10495).
+func rebuilding(e *longhorn.Engine) []string {
+	var out []string
+	for _, r := range longhorn.SortedKeys(e.Spec.ReplicaAddressMap) {
+		if m, ok := e.Status.ReplicaModeMap[r]; !ok || m == longhorn.ModeWO {
+			out = append(out, r)
+		}
+	}
+	for _, r := range longhorn.SortedKeys(e.Status.ReplicaModeMap) {
+		if _, inMap := e.Spec.ReplicaAddressMap[r]; !inMap && e.Status.ReplicaModeMap[r] == longhorn.ModeWO {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// inheritedFailure names the clones that carry a spec.lastFailedAt with no
+// later spec.lastHealthyAt on the releases where a clone copies it from the
+// replica it clones (longhorn#12311: 1.8.3 to 1.10.1).
+func inheritedFailure(v longhorn.Version, clones []*longhorn.Replica) []string {
+	if !v.AtLeast(1, 8, 3) || v.AtLeast(1, 10, 2) {
+		return nil
+	}
+	var out []string
+	for _, r := range clones {
+		if r.Spec.LastFailedAt != "" && r.Spec.LastHealthyAt <= r.Spec.LastFailedAt {
+			out = append(out, r.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

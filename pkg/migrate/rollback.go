@@ -16,9 +16,24 @@ func (s *session) runRollback(ctx context.Context) error {
 	if err != nil {
 		return noCheck(err)
 	}
+	if nodes := snap.crashDetached(); nodes != nil {
+		return s.runCrashDetached(ctx, snap, nodes)
+	}
 	cs, to := inFlightChecks(snap, s.drv)
+	toFlagCheck(&cs, s.o.To, to)
+	if from := snap.volume.Spec.NodeID; from != "" {
+		// Longhorn would wait for a node that is down (longhorn-tests:
+		// "Migration Rollback After Original Node Down").
+		up, why := s.nodeUp(ctx, from)
+		cs.add("source node Ready", up, "node %s: %s", from, why)
+	}
 	cs = append(cs, s.workloadCheck(ctx, snap))
 	if len(cs.failed()) > 0 {
+		for _, c := range cs.failed() {
+			if c.Name == "source node Ready" && to != "" {
+				s.infof("The source node is down: Longhorn would keep the volume attaching until it returns. Confirm toward %s instead: %s", to, s.commandLine("migrate", "confirm", s.vol))
+			}
+		}
 		return s.refuse("roll back the migration of volume "+s.vol, cs)
 	}
 	from := snap.volume.Spec.NodeID

@@ -36,6 +36,10 @@ const (
 	PhaseFinishing Phase = "Finishing"
 	// PhaseAttention: a state that needs a person (detect's finding says which).
 	PhaseAttention Phase = "NeedsAttention"
+	// PhaseCrashDetached: Longhorn 1.7+ detached the volume after the
+	// migration's source engine or node was lost and waits for one of the
+	// two csi-attacher tickets to be removed.
+	PhaseCrashDetached Phase = "CrashDetached"
 )
 
 // Status is what `migrate status` prints.
@@ -59,7 +63,12 @@ type Status struct {
 	Engines                []detect.EngineEvidence  `json:"engines"`
 	Replicas               []detect.ReplicaEvidence `json:"replicas"`
 	Tickets                []detect.TicketEvidence  `json:"attachmentTickets,omitempty"`
-	Next                   []string                 `json:"next,omitempty"`
+	// LonghornNext says what Longhorn will do next by itself.
+	LonghornNext string `json:"longhornNext,omitempty"`
+	// Next are the commands the operator may safely run now, in order of
+	// preference; Avoid says what not to do, and why.
+	Next  []string `json:"next,omitempty"`
+	Avoid string   `json:"avoid,omitempty"`
 }
 
 // runStatus prints where the volume's migration stands. Read-only.
@@ -68,7 +77,7 @@ func (s *session) runStatus(ctx context.Context) error {
 	if err != nil {
 		return noCheck(err)
 	}
-	st := s.status(snap)
+	st := s.status(ctx, snap)
 	switch s.o.Output {
 	case "json":
 		b, err := json.MarshalIndent(st, "", "    ")
@@ -92,7 +101,7 @@ func (s *session) runStatus(ctx context.Context) error {
 }
 
 // status decides the phase from one snapshot.
-func (s *session) status(snap *snapshot) *Status {
+func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 	v := &snap.volume
 	st := &Status{
 		APIVersion: StatusAPIVersion, Kind: StatusKind, Namespace: s.ns, Volume: v.Name,
@@ -109,8 +118,14 @@ func (s *session) status(snap *snapshot) *Status {
 		st.Mechanism = "unknown (the Longhorn version is not known)"
 	}
 	switch {
+	case snap.crashDetached() != nil:
+		s.crashDetachedStatus(ctx, st, snap.crashDetached())
+		if hasFinding {
+			st.Finding = &f
+		}
 	case hasFinding && f.Severity.NeedsAttention():
 		st.Phase, st.Message, st.Finding = PhaseAttention, f.Reason, &f
+		st.LonghornNext = "nothing that resolves it: the state lasts until a person acts"
 		if f.Type == detect.TypeMultipleActiveEngines {
 			st.Next = append(st.Next, s.commandLine("fix", s.vol, "--dry-run=client"), s.commandLine("fix", s.vol))
 		}
@@ -131,13 +146,16 @@ func (s *session) status(snap *snapshot) *Status {
 		if !r.ready {
 			st.Waiting = r.missing
 		}
-		st.Next = append(st.Next, s.commandLine("migrate", "confirm", s.vol), s.commandLine("migrate", "rollback", s.vol))
+		s.inFlightAdvice(ctx, st, snap, r, started, to)
 	case v.Migrating() || (hasFinding && (f.Type == detect.TypeMigrationFinishing || f.Type == detect.TypePendingCleanup)):
 		st.Phase = PhaseFinishing
 		st.Message = "Longhorn is finishing a confirm or rollback"
 		if hasFinding {
 			st.Message = f.Reason
 		}
+		st.LonghornNext = "finishes it: removes the extra engine and its replicas and keeps the volume on spec.nodeID"
+		st.Next = []string{"wait, then: " + s.commandLine("migrate", "status", s.vol)}
+		st.Avoid = "starting another migration or deleting engines or replicas while Longhorn finishes"
 	default:
 		st.Phase = PhaseNone
 		st.Message = fmt.Sprintf("no migration; the volume is %s", orText(v.Status.State, "in no state"))
@@ -147,8 +165,61 @@ func (s *session) status(snap *snapshot) *Status {
 		if hasFinding {
 			st.Message += "; " + f.Reason
 		}
+		st.LonghornNext = "nothing: no migration is requested"
+		if v.Status.State == longhorn.VolumeStateAttached && v.Spec.Migratable {
+			st.Next = []string{s.commandLine("migrate", s.vol, "--to", "NODE")}
+		}
 	}
 	return st
+}
+
+// inFlightAdvice says, for a migration in flight, what Longhorn does next by
+// itself and what the operator may safely do, from the phase and whether
+// the source and target nodes are Ready (longhorn-tests' node-down and
+// engine-crash suites are the reference for each).
+func (s *session) inFlightAdvice(ctx context.Context, st *Status, snap *snapshot, r readiness, started bool, to string) {
+	from := snap.volume.Spec.NodeID
+	confirm, rollback := s.commandLine("migrate", "confirm", s.vol), s.commandLine("migrate", "rollback", s.vol)
+	srcUp, _ := s.nodeUp(ctx, from)
+	tgtUp, _ := s.nodeUp(ctx, to)
+	switch {
+	case !srcUp && !tgtUp:
+		st.LonghornNext = "waits: neither node is Ready"
+		st.Next = []string{"wait for a node to return, then: " + s.commandLine("migrate", "status", s.vol)}
+		st.Avoid = "confirming or rolling back: either waits for a node that is down"
+	case !srcUp:
+		st.LonghornNext = fmt.Sprintf("reverts the migration engine while the serving engine on %s is not running; the volume does not serve I/O until it is confirmed toward %s or %s returns", from, to, from)
+		st.Next = []string{confirm}
+		st.Avoid = fmt.Sprintf("rolling back: the volume would wait for %s, which is down", from)
+	case !tgtUp:
+		st.LonghornNext = fmt.Sprintf("keeps serving from %s; the migration engine on %s cannot run", from, to)
+		st.Next = []string{rollback}
+		st.Avoid = fmt.Sprintf("confirming: the volume would wait for %s, which is down", to)
+		if s.ver.TicketLimits() {
+			st.Avoid += fmt.Sprintf(" (Longhorn %s detaches the volume entirely)", s.ver)
+		}
+	case r.failed != "":
+		st.LonghornNext = "reverts the migration: deletes the migration engine and its replicas"
+		if s.ver.TicketLimits() {
+			st.LonghornNext += fmt.Sprintf("; if the serving engine crashed, Longhorn %s detaches the volume and waits for one csi-attacher ticket to be removed", s.ver)
+		}
+		st.Next = []string{"wait, then: " + s.commandLine("migrate", "status", s.vol), rollback}
+		st.Avoid = "confirming: the migration is not ready"
+	case r.recreating != "":
+		st.LonghornNext = "replaces the migration engine in error with a new one and prepares it again; the volume keeps serving from " + from
+		st.Next = []string{"wait, then: " + s.commandLine("migrate", "status", s.vol), rollback}
+		st.Avoid = "confirming before the new migration engine is ready"
+	case r.ready:
+		st.LonghornNext = fmt.Sprintf("nothing more: the volume serves I/O from %s until a confirm or a rollback", from)
+		st.Next = []string{confirm, rollback}
+	case !started:
+		st.LonghornNext = "starts the migration when its start conditions hold"
+		st.Next = []string{"wait, then: " + s.commandLine("migrate", "status", s.vol), rollback}
+	default:
+		st.LonghornNext = fmt.Sprintf("prepares the migration engine on %s (clones the replicas, starts it); it never confirms by itself", to)
+		st.Next = []string{confirm + "  (waits for readiness first)", rollback}
+		st.Avoid = "confirming through Kubernetes or by hand before the migration engine is ready"
+	}
 }
 
 func engineEvidence(s *snapshot) []detect.EngineEvidence {
@@ -232,6 +303,12 @@ func (s *session) printStatus(st *Status) {
 			rows = append(rows, []string{"  " + t.ID, t.Type, dash(t.NodeID), fmt.Sprint(t.Satisfied)})
 		}
 		s.columns(rows)
+	}
+	if st.LonghornNext != "" {
+		p("Longhorn:   %s", st.LonghornNext)
+	}
+	if st.Avoid != "" {
+		p("Avoid:      %s", st.Avoid)
 	}
 	if len(st.Next) > 0 {
 		p("Next:")

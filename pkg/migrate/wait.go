@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
 )
 
@@ -110,24 +111,90 @@ func (s *session) settle() time.Duration {
 	return 10 * s.o.PollInterval
 }
 
+// crashDetachedError: Longhorn detached the volume mid-migration (1.7+)
+// and waits for one of the two csi-attacher tickets to be removed.
+type crashDetachedError struct{ nodes []string }
+
+func (e *crashDetachedError) Error() string {
+	return fmt.Sprintf("Longhorn detached the volume after the migration failed (tickets for %s remain; event MigrationFailed)", strings.Join(e.nodes, " and "))
+}
+
+// nodeDownError: a node of the migration is not Ready.
+type nodeDownError struct {
+	node, role string // role: "source" or "target"
+	why        string
+}
+
+func (e *nodeDownError) Error() string {
+	return fmt.Sprintf("the %s node %s is down: %s", e.role, e.node, e.why)
+}
+
+// recreateGrace is how long a migration engine in error may take Longhorn
+// to replace before a wait gives up on it.
+func (s *session) recreateGrace() time.Duration {
+	return min(s.o.Timeout, max(30*s.o.PollInterval, 30*time.Second))
+}
+
 // waitReady waits until a migration to node to is ready to confirm
-// (checkReady).
+// (checkReady). It ends early, with an error that says why, when Longhorn
+// detached the volume, when the source engine is not running and its node
+// is down (a rollback would wait for that node), when the target node stays
+// down for settle(), and when a migration engine in error is not replaced
+// within recreateGrace().
 func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
 	s.infof("Waiting up to %s for the migration engine on %s to be ready...", s.o.Timeout, to)
+	var recreating, targetDown time.Time
+	lasted := func(since *time.Time, bad bool, d time.Duration) bool {
+		if !bad {
+			*since = time.Time{}
+			return false
+		}
+		if since.IsZero() {
+			*since = time.Now()
+		}
+		return time.Since(*since) >= d
+	}
 	return s.poll(ctx, s.o.Timeout, "the migration engine on "+to+" to be ready", func(sn *snapshot) pollResult {
 		if s.drv.confirmed(sn, to) {
 			return pollResult{fail: errConfirmedElsewhere}
+		}
+		if nodes := sn.crashDetached(); nodes != nil {
+			return pollResult{fail: &crashDetachedError{nodes: nodes}}
 		}
 		if !s.drv.pending(sn, to) {
 			return pollResult{fail: fmt.Errorf("the migration to %s was withdrawn outside this command (spec.nodeID=%q spec.migrationNodeID=%q)",
 				to, sn.volume.Spec.NodeID, sn.volume.Spec.MigrationNodeID)}
 		}
 		r := checkReady(sn, s.drv, to)
+		if up, why := s.nodeUp(ctx, to); lasted(&targetDown, !up, s.settle()) {
+			return pollResult{fail: &nodeDownError{node: to, role: "target", why: why}}
+		}
 		if r.failed != "" {
+			if from := sn.volume.Spec.NodeID; from != "" {
+				if up, why := s.nodeUp(ctx, from); !up {
+					return pollResult{fail: &nodeDownError{node: from, role: "source", why: why + "; " + r.failed}}
+				}
+			}
 			return pollResult{fail: errors.New(r.failed)}
+		}
+		if lasted(&recreating, r.recreating != "", s.recreateGrace()) {
+			return pollResult{fail: fmt.Errorf("%s, and it has not been replaced in %s", r.recreating, s.recreateGrace())}
 		}
 		return pollResult{done: r.ready, status: "waiting: " + r.String()}
 	})
+}
+
+// nodeUp reads a Longhorn node's Ready condition; a node that cannot be
+// read counts as up (the wait goes on and reads it again).
+func (s *session) nodeUp(ctx context.Context, name string) (bool, string) {
+	n, err := s.readNode(ctx, name)
+	switch {
+	case err != nil:
+		return true, ""
+	case n == nil:
+		return false, "no " + longhorn.Nodes.GroupResource() + " " + name
+	}
+	return n.Ready(), "Ready condition " + conditionStatus(n.Status.Conditions, "Ready")
 }
 
 // waitVerified waits until the volume is verified on node. A bad state that
