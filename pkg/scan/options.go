@@ -38,6 +38,7 @@ type Options struct {
 
 	namespace string
 	client    *readstate.Client
+	ctx       context.Context // of Run, for reading the Events describe shows
 }
 
 // NewOptions returns defaults.
@@ -112,6 +113,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	res := detect.Classify(st, detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: lo.Partial()})
+	o.ctx = ctx
 	return o.print(st, res, "cluster", nil)
 }
 
@@ -122,7 +124,7 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 	r.Incomplete = incomplete
 	if o.Describe {
 		p := cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))
-		if err := Describe(o.Out, st, res, o.Volumes, p); err != nil {
+		if err := o.describeAll(o.ctx, st, res, p); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 		}
 		if err := incompleteError(r, incomplete); err != nil {
