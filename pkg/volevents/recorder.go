@@ -69,7 +69,12 @@ func Start(ctx context.Context, cfg *rest.Config, ns string, warn func(string)) 
 		Regarding: corev1.ObjectReference{Kind: "Namespace", Name: ns, APIVersion: "v1"},
 	}
 	if _, err := c.EventsV1().Events(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-		warn(noEventsWarning(err, ns))
+		// A server that does not serve events.k8s.io/v1 at all (before
+		// Kubernetes 1.19, or a bare test server) has nowhere to put them:
+		// nothing to warn about.
+		if !apierrors.IsNotFound(err) {
+			warn(noEventsWarning(err, ns))
+		}
 		return nil
 	}
 	s := &sink{EventSinkImpl: events.EventSinkImpl{Interface: c.EventsV1()}, warn: warn, ns: ns}
