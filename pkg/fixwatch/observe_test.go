@@ -154,7 +154,7 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		t.Errorf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stderr", res.Stderr, "serving metrics on http://"+addr+"/metrics")
-	lacks(t, "output", res.Stdout+res.Stderr, "forbidden", "warning")
+	lacks(t, "output", res.Stdout+res.Stderr, "forbidden", "no Kubernetes Events")
 
 	t.Run("without permission to create Events", func(t *testing.T) {
 		rules := without(without(roleRules(t, "rbac-guard.yaml"), "events", "create"), "events", "patch")
