@@ -64,7 +64,7 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 	if addr == "" {
 		t.Fatal("the guard did not report where it serves metrics")
 	}
-	stuck := map[string]string{"volume": vol, "type": "MultipleActiveEngines", "severity": "critical"}
+	stuck := map[string]string{"volume": vol, "type": "MultipleActiveEngines"}
 	before := scrapeUntil(t, e.Ctx, addr, "the stuck volume", func(m scrape) bool { return m.has("finding_first_seen_timestamp_seconds", stuck) })
 	if len(g.outcomes(vol)) > 0 {
 		t.Fatal("repaired before the first scrape saw the finding: the before/after comparison proves nothing")
@@ -74,7 +74,7 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{"volumes", map[string]string{"type": "MultipleActiveEngines", "severity": "critical"}, 1},
+		{"volumes", map[string]string{"type": "MultipleActiveEngines"}, 1},
 		{"repairs_total", map[string]string{"outcome": "repaired"}, 0},
 		{"build_info", map[string]string{"longhorn_version": "v1.4.3"}, 1},
 		{"finding_to_repair_seconds_count", nil, 0},
@@ -96,7 +96,7 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{"volumes", map[string]string{"type": "MultipleActiveEngines", "severity": "critical"}, 0},
+		{"volumes", map[string]string{"type": "MultipleActiveEngines"}, 0},
 		{"repairs_total", map[string]string{"outcome": "repaired"}, 1},
 		{"repairs_total", map[string]string{"outcome": "failed"}, 0},
 		{"finding_to_repair_seconds_count", nil, 1},
