@@ -6,7 +6,7 @@ PKGS     := ./...
 TEST_TIMEOUT ?= 25m
 
 .PHONY: all build demo sim test kube-apiserver test-short bench explore vet fmt-check lint docs docs-check tidy-check fuzz clean \
-	tools release-check release-snapshot krew-check krew-index image image-check
+	tools alerts-test release-check release-snapshot krew-check krew-index image image-check
 
 all: build
 
@@ -74,11 +74,21 @@ GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint
 KREW          := $(TOOLS_DIR)/kubectl-krew
 VALIDATE_KREW := $(TOOLS_DIR)/validate-krew-manifest
 IMAGE_TOOL    := $(TOOLS_DIR)/image
+PROMTOOL      := $(TOOLS_DIR)/promtool
 
-tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW) $(IMAGE_TOOL)
+tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW) $(IMAGE_TOOL) $(PROMTOOL)
 
 $(GORELEASER): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(CURDIR)/$@ github.com/goreleaser/goreleaser/v2
+
+# Prometheus' rule checker and rule-test runner, for make alerts-test.
+$(PROMTOOL): hack/tools/promtool/go.mod hack/tools/promtool/go.sum
+	cd hack/tools/promtool && $(GO) build -o $(CURDIR)/$@ github.com/prometheus/prometheus/cmd/promtool
+
+# deploy/guard-alerts.yaml through promtool: its rule parser and the rule
+# unit tests of test/alerts (docs/observability.md).
+alerts-test: $(PROMTOOL)
+	PROMTOOL=$(CURDIR)/$(PROMTOOL) $(GO) test -count=1 ./internal/alerttest/
 
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(CURDIR)/$@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
@@ -105,6 +115,7 @@ tidy-check:
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/tools/krew && $(GO) mod tidy -diff
+	cd hack/tools/promtool && $(GO) mod tidy -diff
 	cd hack/image && $(GO) mod tidy -diff
 	cd test/kubeapiserver && $(GO) mod tidy -diff
 

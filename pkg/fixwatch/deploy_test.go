@@ -33,6 +33,9 @@ func TestDeployManifestsDecodeStrictly(t *testing.T) {
 				continue
 			}
 			n++
+			if strings.Contains(doc, "apiVersion: "+monitoringGroup+"/") {
+				continue // not in client-go's scheme: TestMonitoringManifests
+			}
 			obj, gvk, err := strict.Decode([]byte(doc), nil, nil)
 			if err != nil {
 				t.Errorf("%s: document %d: %v", filepath.Base(f), n, err)

@@ -303,6 +303,7 @@ func (g *Guard) process(vol string) {
 	st, found, err := g.stateFor(vol, now)
 	if err != nil {
 		g.errOut.Printf("warning: volume %s: %v", vol, err)
+		g.passDone(vol)
 		return
 	}
 	if !found {

@@ -32,9 +32,15 @@ func TestMain(m *testing.M) {
 // hooks report each guard's progress to the listeners of its namespace;
 // every command a test runs gets them (run).
 var hooks = fixwatch.Hooks{
-	Watching:     func(ns string) { listenersOf(ns).watching() },
-	Classified:   func(ns, vol string, typ detect.Type, version string) { listenersOf(ns).classified(vol, typ, version) },
-	Finished:     func(ns string, out fix.Outcome) { listenersOf(ns).finished(out) },
+	Watching:   func(ns string) { listenersOf(ns).watching() },
+	Classified: func(ns, vol string, typ detect.Type, version string) { listenersOf(ns).classified(vol, typ, version) },
+	Finished:   func(ns string, out fix.Outcome) { listenersOf(ns).finished(out) },
+	MetricsServing: func(ns, addr string) {
+		l := listenersOf(ns)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.metrics = addr
+	},
 	PollInterval: 50 * time.Millisecond,
 }
 
@@ -63,6 +69,13 @@ type listeners struct {
 	seen    map[string]map[detect.Type]bool
 	version map[string]string // the Longhorn version of each volume's last classification
 	outs    []fix.Outcome
+	metrics string // where the last guard serves its metrics
+}
+
+func (l *listeners) metricsAddr() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.metrics
 }
 
 var (

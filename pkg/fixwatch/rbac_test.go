@@ -106,10 +106,13 @@ func roleRules(t *testing.T, file string) []rbacv1.PolicyRule {
 		t.Errorf("%s: the RoleBinding does not bind Role %s to ServiceAccount %s: %+v", file, role.Name, sa.Metadata.Name, rb)
 	}
 	for _, r := range role.Rules {
-		// The one core rule: create on configmaps, for the backups.
+		// The one core rule: create on configmaps, for the backups; and
+		// the Events of repairs and refusals (create, and patch for a
+		// repeated one).
 		backups := slices.Equal(r.APIGroups, []string{""}) && slices.Equal(r.Resources, []string{"configmaps"}) && slices.Equal(r.Verbs, []string{"create"})
-		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 || (!slices.Equal(r.APIGroups, []string{longhorn.Group}) && !backups) {
-			t.Errorf("%s: rule %+v is not limited to longhorn.io resources and create on configmaps", file, r)
+		events := slices.Equal(r.APIGroups, []string{"events.k8s.io"}) && slices.Equal(r.Resources, []string{"events"}) && slices.Equal(r.Verbs, []string{"create", "patch"})
+		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 || (!slices.Equal(r.APIGroups, []string{longhorn.Group}) && !backups && !events) {
+			t.Errorf("%s: rule %+v is not limited to longhorn.io resources, create on configmaps and create, patch on events.k8s.io events", file, r)
 		}
 		if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") {
 			t.Errorf("%s: wildcard in %+v", file, r)
@@ -172,6 +175,10 @@ func TestDeployManifests(t *testing.T) {
 		if v := verbsOn(g, res); !slices.Equal(v, w) {
 			t.Errorf("guard role: %s: %v, want %v", res, v, w)
 		}
+	}
+	// Events on the volumes: create, and patch for a repeated one.
+	if v := verbsOn(g, "events"); !slices.Equal(v, []string{"create", "patch"}) {
+		t.Errorf("guard role: events: %v, want create, patch", v)
 	}
 	// Exactly create on core configmaps, for --backup-to configmap.
 	if v := verbsOn(g, "configmaps"); !slices.Equal(v, []string{"create"}) {

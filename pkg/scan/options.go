@@ -39,6 +39,7 @@ type Options struct {
 
 	namespace string
 	client    *readstate.Client
+	ctx       context.Context // of Run, for reading the Events describe shows
 }
 
 // NewOptions returns defaults.
@@ -123,6 +124,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	res := detect.Classify(st, detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: lo.Partial()})
+	o.ctx = ctx
 	return o.print(st, res, "cluster", nil)
 }
 
@@ -134,7 +136,7 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 	r.Healthy = namedHealthy(st, res, o.Volumes)
 	if o.Describe {
 		p := cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))
-		if err := Describe(o.Out, st, res, o.Volumes, p, cmdutil.TerminalWidth(o.Out)); err != nil {
+		if err := o.describeAll(o.ctx, st, res, p); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 		}
 		if err := incompleteError(r, incomplete); err != nil {

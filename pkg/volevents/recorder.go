@@ -66,11 +66,20 @@ func Start(ctx context.Context, cfg *rest.Config, ns string, warn func(string)) 
 		ObjectMeta: metav1.ObjectMeta{GenerateName: Controller + "-permission-probe-", Namespace: ns},
 		EventTime:  metav1.NowMicro(), Type: Normal, Reason: "PermissionProbe", Action: "Probe",
 		ReportingController: Controller, ReportingInstance: Controller,
-		Regarding: corev1.ObjectReference{Kind: "Namespace", Name: ns, APIVersion: "v1"},
+		Regarding: corev1.ObjectReference{APIVersion: longhorn.Group + "/" + longhorn.APIVersionName, Kind: longhorn.Volumes.Kind,
+			Namespace: ns, Name: Controller + "-permission-probe"},
 	}
 	if _, err := c.EventsV1().Events(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-		warn(noEventsWarning(err, ns))
-		return nil
+		// A server that does not serve events.k8s.io/v1 at all (before
+		// Kubernetes 1.19, or a bare test server) has nowhere to put them:
+		// nothing to warn about.
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case !apierrors.IsInvalid(err): // an invalid probe passed authorization
+			warn(noEventsWarning(err, ns))
+			return nil
+		}
 	}
 	s := &sink{EventSinkImpl: events.EventSinkImpl{Interface: c.EventsV1()}, warn: warn, ns: ns}
 	s.cond = sync.NewCond(&s.mu)

@@ -1,0 +1,257 @@
+package fixwatch_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
+)
+
+// The guard as a citizen of the cluster, on Kubernetes' own API server: the
+// Job's own command line (with --metrics-bind-address), as the Job's
+// ServiceAccount bound to deploy/rbac-guard.yaml, serves metrics that
+// show the stuck volume before the repair and the verified repair after it;
+// the repair and its verification are Events on the Longhorn Volume, read
+// back through the events API, `kubectl describe` and the plugin's own
+// describe. Without the permission to create Events the guard warns once
+// and still repairs.
+func TestGuardMetricsAndEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	full, err := kubeserver.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(full.Stop)
+	ns := kubeserver.Namespace
+	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
+	if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "-f", filepath.Join(deployDir, "rbac-guard.yaml")); err != nil {
+		t.Fatalf("kubectl apply -f deploy/rbac-guard.yaml: %v\n%s", err, out)
+	}
+	kc, err := full.ServiceAccountKubeconfig(ctx, ns, "longhorn-engines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := jobArgs(t)
+	if i := slices.Index(args, "--metrics-bind-address"); i < 0 || i+1 >= len(args) || args[i+1] != ":8080" {
+		t.Fatalf("the Job does not serve metrics on :8080: %v", args)
+	}
+
+	vol := "vol-observed"
+	_, mig := e.produceBug(vol)
+	// A settle long enough to scrape the stuck volume before its repair;
+	// the Job's flags, then the test's (later flags win).
+	const longSettle = 8 * time.Second
+	args = append(args, "--settle", longSettle.String(), "--backup-dir", t.TempDir(), "--metrics-bind-address", "127.0.0.1:0")
+	g := startCommand(t, e.Ctx, kc, ns, args)
+	addr := g.l.metricsAddr()
+	if addr == "" {
+		t.Fatal("the guard did not report where it serves metrics")
+	}
+	stuck := map[string]string{"volume": vol, "type": "MultipleActiveEngines"}
+	before := scrapeUntil(t, e.Ctx, addr, "the stuck volume", func(m scrape) bool { return m.has("finding_first_seen_timestamp_seconds", stuck) })
+	if len(g.outcomes(vol)) > 0 {
+		t.Fatal("repaired before the first scrape saw the finding: the before/after comparison proves nothing")
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"volumes", map[string]string{"type": "MultipleActiveEngines"}, 1},
+		{"repairs_total", map[string]string{"outcome": "repaired"}, 0},
+		{"build_info", map[string]string{"longhorn_version": "v1.4.3"}, 1},
+		{"finding_to_repair_seconds_count", nil, 0},
+	} {
+		if v, ok := before.value(c.name, c.labels); !ok || v != c.want {
+			t.Errorf("before the repair: %s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
+		}
+	}
+	seen, _ := before.value("finding_first_seen_timestamp_seconds", stuck)
+
+	out := g.awaitOutcome(e.Ctx, vol, 1)
+	if out.Result != fix.ResultRepaired {
+		t.Fatalf("outcome %s: %s", out.Result, out.Detail)
+	}
+	e.converged(vol, mig)
+	after := scrapeUntil(t, e.Ctx, addr, "the volume healthy again", func(m scrape) bool { return !m.has("finding_first_seen_timestamp_seconds", stuck) })
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"volumes", map[string]string{"type": "MultipleActiveEngines"}, 0},
+		{"repairs_total", map[string]string{"outcome": "repaired"}, 1},
+		{"repairs_total", map[string]string{"outcome": "failed"}, 0},
+		{"finding_to_repair_seconds_count", nil, 1},
+	} {
+		if v, ok := after.value(c.name, c.labels); !ok || v != c.want {
+			t.Errorf("after the repair: %s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
+		}
+	}
+	if sum, _ := after.value("finding_to_repair_seconds_sum", nil); sum < longSettle.Seconds() {
+		t.Errorf("finding to repair took %.3fs, less than --settle %s", sum, longSettle)
+	}
+	if full, _ := after.value("last_full_classification_timestamp_seconds", nil); full < seen {
+		t.Errorf("last full classification at %v, before the finding was first seen (%v)", full, seen)
+	}
+	if w, _ := after.value("watched_volumes", nil); w < 1 {
+		t.Errorf("watched_volumes %v", w)
+	}
+
+	// The Events of the repair, as the events API has them.
+	var evs []eventsv1.Event
+	sel := fields.OneTermEqualSelector("regarding.name", vol).String()
+	poll(t, e.Ctx, "the repair's Events", func() bool {
+		l, err := full.Client().EventsV1().Events(ns).List(e.Ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = l.Items
+		return hasReason(evs, fix.ReasonRepairApplied) && hasReason(evs, fix.ReasonRepairVerified)
+	})
+	for _, ev := range evs {
+		if ev.ReportingController != volevents.Controller || ev.Regarding.Kind != "Volume" || ev.Regarding.APIVersion != "longhorn.io/v1beta2" || ev.Regarding.UID == "" {
+			t.Errorf("event %s: controller %q, regarding %+v", ev.Name, ev.ReportingController, ev.Regarding)
+		}
+		if ev.Reason == fix.ReasonRepairApplied && (ev.Action != "DeactivateEngine" || !strings.Contains(ev.Note, out.Changed[0]+" deactivated")) {
+			t.Errorf("RepairApplied: action %q, note %q, want DeactivateEngine of %v", ev.Action, ev.Note, out.Changed)
+		}
+	}
+	// kubectl describe and kubectl events find them on the Volume.
+	desc, err := kubectl(ctx, full.KubeconfigPath(), "describe", "volumes.longhorn.io", vol, "-n", ns)
+	if err != nil {
+		t.Fatalf("kubectl describe: %v\n%s", err, desc)
+	}
+	testenv.Contains(t, "kubectl describe", desc, "RepairApplied", "RepairVerified", volevents.Controller)
+	kev, err := kubectl(ctx, full.KubeconfigPath(), "events", "-n", ns, "--for", "volumes.longhorn.io/"+vol)
+	if err != nil {
+		t.Fatalf("kubectl events: %v\n%s", err, kev)
+	}
+	testenv.Contains(t, "kubectl events", kev, "RepairApplied", "RepairVerified")
+	// The plugin's describe shows them too.
+	res := runCmd(t, e.Ctx, full.KubeconfigPath(), "describe", vol, "-n", ns)
+	testenv.Contains(t, "describe", res.Stdout, "Events:", "RepairApplied", "RepairVerified", volevents.Controller)
+
+	res = g.stop()
+	if res.Code != 0 {
+		t.Errorf("exit %d", res.Code)
+	}
+	testenv.Contains(t, "stderr", res.Stderr, "serving metrics on http://"+addr+"/metrics")
+	lacks(t, "output", res.Stdout+res.Stderr, "forbidden", "no Kubernetes Events")
+
+	t.Run("without permission to create Events", func(t *testing.T) {
+		rules := without(without(roleRules(t, "rbac-guard.yaml"), "events", "create"), "events", "patch")
+		user, err := full.UserWithRole(ctx, fmt.Sprintf("guard-no-events-%d", userSeq.Add(1)), rules, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vol := "vol-no-events"
+		_, mig := e.produceBug(vol)
+		g := startCommand(t, e.Ctx, user, ns, append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir(), "--metrics-bind-address", "0"))
+		if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
+			t.Errorf("outcome %s: %s", out.Result, out.Detail)
+		}
+		e.converged(vol, mig)
+		res := g.stop()
+		if res.Code != 0 {
+			t.Errorf("exit %d", res.Code)
+		}
+		if n := strings.Count(res.Stderr, "warning: no Kubernetes Events will be recorded"); n != 1 {
+			t.Errorf("%d warnings about Events, want 1:\n%s", n, res.Stderr)
+		}
+		testenv.Contains(t, "stderr", res.Stderr, `cannot create events.events.k8s.io in namespace "`+ns+`"`)
+		lacks(t, "stderr", res.Stderr, "serving metrics")
+		l, err := full.Client().EventsV1().Events(ns).List(e.Ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("regarding.name", vol).String()})
+		if err != nil || len(l.Items) != 0 {
+			t.Errorf("Events of %s: %v, %v", vol, l, err)
+		}
+	})
+}
+
+func hasReason(evs []eventsv1.Event, reason string) bool {
+	for _, e := range evs {
+		if e.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// scrape is one /metrics page in Prometheus' text format.
+type scrape []string
+
+// value is the value of the guard's metric name (without its prefix) in
+// the first series that carries all of labels.
+func (s scrape) value(name string, labels map[string]string) (float64, bool) {
+	name = "longhorn_engines_guard_" + name
+	for _, line := range s {
+		series, val, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n, ls, _ := strings.Cut(series, "{")
+		if n != name {
+			continue
+		}
+		all := true
+		for k, v := range labels {
+			all = all && strings.Contains(ls, k+"="+strconv.Quote(v))
+		}
+		if all {
+			f, err := strconv.ParseFloat(val, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+func (s scrape) has(name string, labels map[string]string) bool {
+	_, ok := s.value(name, labels)
+	return ok
+}
+
+// scrapeUntil scrapes http://addr/metrics until cond holds.
+func scrapeUntil(t *testing.T, ctx context.Context, addr, what string, cond func(scrape) bool) scrape {
+	t.Helper()
+	var last scrape
+	poll(t, ctx, "a scrape showing "+what, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+		}
+		last = strings.Split(string(b), "\n")
+		return cond(last)
+	})
+	return last
+}
+
+// poll evaluates cond every 100ms until it holds, for up to simWait.
+func poll(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, simWait, true, func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}

@@ -1,0 +1,57 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
+)
+
+// describeAll prints describe's blocks and, when reading a cluster, each
+// volume's Events after its block, as kubectl describe does: those of
+// Longhorn's controllers and of this plugin (fix and the guard).
+func (o *Options) describeAll(ctx context.Context, st *longhorn.State, res detect.Result, p cmdutil.Painter) error {
+	if o.offline() || o.client == nil || ctx == nil {
+		return Describe(o.Out, st, res, o.Volumes, p, cmdutil.TerminalWidth(o.Out))
+	}
+	for i, name := range o.Volumes {
+		if i > 0 {
+			fmt.Fprintln(o.Out)
+		}
+		if err := Describe(o.Out, st, res, []string{name}, p, cmdutil.TerminalWidth(o.Out)); err != nil {
+			return err
+		}
+		if err := o.printEvents(ctx, o.Out, st, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printEvents writes the Events: section of one volume. Events are not part
+// of the check: when they cannot be read the section says so and the exit
+// code does not change.
+func (o *Options) printEvents(ctx context.Context, w io.Writer, st *longhorn.State, name string) error {
+	v := volevents.Volume{Namespace: st.Namespace, Name: name}
+	for _, x := range st.Volumes {
+		if x.Name == name {
+			v.UID = x.UID
+		}
+	}
+	evs, err := volevents.List(ctx, o.client.Config, v)
+	if apierrors.IsNotFound(err) {
+		return nil // the server serves no Events API (a bare test server)
+	}
+	if err != nil {
+		_, err = fmt.Fprintf(w, "Events:  <not read: %s>\n", volevents.Escape(cmdutil.Explain(err, "list", "events", st.Namespace).Error()))
+		return err
+	}
+	return volevents.Print(w, evs, time.Now())
+}
