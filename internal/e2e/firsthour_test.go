@@ -428,3 +428,22 @@ func TestFirstHourOdds(t *testing.T) {
 		t.Errorf("scan's summary has Markdown:\n%v", r)
 	}
 }
+
+// Item 11: a guard for a volume that does not exist stops with exit 2 and
+// leaves no backup folder behind.
+func TestGuardForAMissingVolumeLeavesNothing(t *testing.T) {
+	ctx := begin(t)
+	create(ctx, t, stuck())
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, kubectlPath, "longhorn-engines", "fix", "--watch", "--yes", "--for", "1m", "no-such-volume")
+	cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "KUBECONFIG=" + cluster.KubeconfigPath(), "HOME=" + filepath.Join(work, "home"), "NO_COLOR=1"}
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "no-such-volume") {
+		t.Errorf("fix --watch no-such-volume: %v, want exit 2 naming the volume:\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("fix --watch for a missing volume left %d entries in the working directory", len(entries))
+	}
+}
