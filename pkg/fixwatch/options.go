@@ -155,6 +155,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := preflight(ctx, o.client, o.namespace, watchedResources(ver), writeVerbs(ver, o.strategy, o.dryRun)); err != nil {
 		return cmdutil.WithCode(exitNoCheck, err)
 	}
+	// A typo in a volume name ends here, before the backup folder is made.
+	if len(f.Volumes) > 0 {
+		var nf *readstate.NotFoundError
+		if _, err := readstate.ReadVolumes(ctx, o.client, o.namespace, f.Volumes); errors.As(err, &nf) {
+			return cmdutil.WithCode(exitNoCheck, err)
+		}
+	}
 
 	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
 	r, err := fix.NewRepairer(fix.Settings{

@@ -170,7 +170,7 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 			break
 		}
 		b.Command = cmdPrefix + "migrate rollback " + f.Volume + ns
-		b.Resolve = fmt.Sprintf("finish it on %[4]s with `%[1]smigrate confirm %[2]s%[3]s`, or roll it back to %[5]s with the command above; `%[1]smigrate status %[2]s%[3]s` shows where it is",
+		b.Resolve = fmt.Sprintf("finish it on %[4]s with '%[1]smigrate confirm %[2]s%[3]s', or roll it back to %[5]s with the command above; '%[1]smigrate status %[2]s%[3]s' shows where it is",
 			cmdPrefix, f.Volume, ns, orNone(f.Evidence.MigrationNodeID), orNone(f.Evidence.CurrentNodeID))
 	case detect.TypeMigrationFinishing:
 		b.Problem = "Longhorn is finishing a migration confirm or rollback"

@@ -39,9 +39,10 @@ func Print(out io.Writer, r *Report, format string) error {
 
 func printTable(out io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Longhorn %s (%s) in %s, from %s: %s\n", r.Release.Version, r.Release.Class, r.Namespace, r.Source, r.Release.Note)
+	// The class code (L14a, ...) is for the JSON report; the note says it in words.
+	fmt.Fprintf(&b, "Longhorn %s in %s, from %s: %s\n", r.Release.Version, r.Namespace, r.Source, r.Release.Note)
 	if t := r.Target; t != nil {
-		fmt.Fprintf(&b, "Upgrade to %s (%s): %s\n", t.Version, t.Class, t.Note)
+		fmt.Fprintf(&b, "Upgrade to %s: %s\n", t.Version, t.Note)
 		fmt.Fprintf(&b, "Stuck volumes: %s\n", t.StuckNote)
 	}
 

@@ -107,7 +107,7 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 	st.Version, st.VersionSource = ver, src
 	if !ver.Known() {
 		if len(vols) == 0 {
-			return nil, noLonghorn(ns)
+			return nil, noLonghornWhere(ctx, c, ns)
 		}
 		warnf("Longhorn version unknown (%s): findings are reported, no repair is proposed", src)
 	}
@@ -152,7 +152,7 @@ func loadNamed(ctx context.Context, c *Client, o LoadOptions, warnf func(string,
 	var nf *NotFoundError
 	switch {
 	case errors.As(err, &nf) && len(st.Volumes) == 0 && !st.Version.Known():
-		return nil, noLonghorn(o.Namespace)
+		return nil, noLonghornWhere(ctx, c, o.Namespace)
 	case err != nil:
 		return nil, err
 	}
