@@ -65,9 +65,11 @@ func RecordOutcome(rec *volevents.Recorder, v volevents.Volume, action detect.Ac
 	verb := eventAction(action)
 	switch o.Result {
 	case ResultRepaired, ResultChanged, ResultTimedOut, ResultInverted:
-		note := fmt.Sprintf("%s %s", strings.Join(o.Changed, ", "), pastTense(action))
-		if len(o.Changed) == 0 {
-			note = "replica flags set"
+		// Changed names the replicas whose flags were set first, then the
+		// engines.
+		note := fmt.Sprintf("%s the stale engine; objects written: %s", pastTense(action), strings.Join(o.Changed, ", "))
+		if action == detect.ActionSetReplicas {
+			note = "set the replica flags; objects written: " + strings.Join(o.Changed, ", ")
 		}
 		if o.Backup != "" {
 			note += "; the objects as they were: " + o.Backup

@@ -130,7 +130,8 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		if ev.ReportingController != volevents.Controller || ev.Regarding.Kind != "Volume" || ev.Regarding.APIVersion != "longhorn.io/v1beta2" || ev.Regarding.UID == "" {
 			t.Errorf("event %s: controller %q, regarding %+v", ev.Name, ev.ReportingController, ev.Regarding)
 		}
-		if ev.Reason == fix.ReasonRepairApplied && (ev.Action != "DeactivateEngine" || !strings.Contains(ev.Note, out.Changed[0]+" deactivated")) {
+		if ev.Reason == fix.ReasonRepairApplied && (ev.Action != "DeactivateEngine" || !strings.HasPrefix(ev.Note, "deactivated the stale engine; objects written: ") ||
+			!strings.Contains(ev.Note, out.Changed[len(out.Changed)-1])) {
 			t.Errorf("RepairApplied: action %q, note %q, want DeactivateEngine of %v", ev.Action, ev.Note, out.Changed)
 		}
 	}
