@@ -51,6 +51,9 @@ type Options struct {
 	Logs io.Writer
 	// Workers run fix at once.
 	Workers int
+	// SimOracle has lhsim play Longhorn's controllers too (its full mode)
+	// instead of running the release's own.
+	SimOracle bool
 }
 
 func (o *Options) defaults() {
@@ -116,7 +119,7 @@ type copyOf struct {
 // starts Longhorn, waits until it is quiet, and judges every volume.
 func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []Case, o Options) ([]Result, error) {
 	o.defaults()
-	w, err := NewWorld(ctx, c, release, o.Logs)
+	w, err := NewWorld(ctx, c, release, o.Logs, o.SimOracle)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -15,6 +16,12 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// batchOptions are the explorer's bounds; EXPLORE_QUIET (seconds) widens
+// the quiet period on a loaded machine.
+func batchOptions() Options {
+	return Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second, SimOracle: simOracle()}
 }
 
 // sampleSize is the CI sample per release (make test): sized so that the
@@ -42,11 +49,12 @@ func TestExplore(t *testing.T) {
 					cases = append(cases, Case{Name: fmt.Sprintf("seed %d state %d", seed, i), State: Generate(rel, seed, i)})
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-				res, err := Batch(ctx, c, rel, cases, Options{Interrupted: true})
+				res, err := Batch(ctx, c, rel, cases, batchOptions())
 				cancel()
 				if err != nil {
 					t.Fatal(err)
 				}
+				record(t, rel, res)
 				for _, r := range res {
 					stats.add(r)
 					for _, d := range r.Found {
@@ -94,7 +102,7 @@ func TestFixtures(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
-			res, err := Batch(ctx, c, rel, cases, Options{Interrupted: true})
+			res, err := Batch(ctx, c, rel, cases, batchOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,5 +116,26 @@ func TestFixtures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// record appends every result to EXPLORE_OUT/<release>.jsonl, when set.
+func record(t *testing.T, rel string, res []Result) {
+	dir := os.Getenv("EXPLORE_OUT")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Log(err)
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, rel+".jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer f.Close()
+	for _, r := range res {
+		fmt.Fprintln(f, mustJSON(r))
 	}
 }

@@ -1,5 +1,7 @@
 package explore
 
+import "strings"
+
 // Known is a disagreement between the tool and Longhorn that the explorer
 // found and that is not fixed on this branch yet: the explorer reports it
 // and does not fail on it. Every entry cites its entry in the findings
@@ -15,8 +17,53 @@ type Known struct {
 	Match func(r Result) bool
 }
 
-// knownDisagreements is the one exception list.
-var knownDisagreements = []Known{}
+// knownDisagreements is the one exception list. Entries E1… are in
+// /work/notes/explore-findings.md (issue #27's findings handed to the fixes
+// engineer), each with its fixture in testdata.
+var knownDisagreements = []Known{
+	// E1: "wait" on a finishing confirm while status.pendingNodeID names
+	// another node or robustness is not usable; Longhorn 1.4.3 re-activates
+	// the old engine (F4).
+	{Entry: "E1", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		s := r.Case.State
+		return strings.HasPrefix(r.Finding, "MigrationFinishing/") &&
+			((s.PendingNodeID != "" && s.PendingNodeID != s.CurrentNodeID) || !usableRobustness(s.Robustness))
+	}},
+	// E2: "wait" on a pending clean-up while spec.nodeID and
+	// status.currentNodeID differ; Longhorn never converges (F4).
+	{Entry: "E2", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		s := r.Case.State
+		return strings.HasPrefix(r.Finding, "PendingCleanup/") && s.NodeID != s.CurrentNodeID
+	}},
+	// E3: the DanglingReplicas repair stopped between repoints, then a
+	// migration request: the replicas still dangling are deleted while
+	// active and wiped (1.4).
+	{Entry: "E3", Kind: KindInterruptedLost, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "DanglingReplicas/") && lostAfter(r, NextMigrate)
+	}},
+	// E4: "in flight" while spec.nodeID or status.currentNodeID is empty:
+	// processMigration returns early and the request stays for ever (F4).
+	{Entry: "E4", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		s := r.Case.State
+		return strings.HasPrefix(r.Finding, "MigrationInFlight/") && (s.NodeID == "" || s.CurrentNodeID == "")
+	}},
+}
+
+func usableRobustness(r string) bool { return r == "healthy" || r == "degraded" }
+
+// lostAfter: every interrupted run that lost data was followed by next.
+func lostAfter(r Result, next Next) bool {
+	n := 0
+	for _, s := range r.Stops {
+		if s.Observed.Outcome == OutcomeLost {
+			if s.Next != next {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
 
 // knownFor returns the entry that covers d on r, or nil.
 func knownFor(r Result, d Disagreement) *Known {

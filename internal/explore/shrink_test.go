@@ -29,7 +29,8 @@ func shrinkAndSave(t *testing.T, c *testcluster.Cluster, rel string, found []Res
 			}
 			seen[key] = true
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-			o := Options{Interrupted: strings.HasPrefix(d.Kind, "interrupted")}
+			o := batchOptions()
+			o.Interrupted = strings.HasPrefix(d.Kind, "interrupted")
 			small, err := Shrink(ctx, c, rel, r, d.Kind, o, envInt("EXPLORE_SHRINK_ROUNDS", 12))
 			cancel()
 			if err != nil {

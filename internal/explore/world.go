@@ -33,6 +33,10 @@ type World struct {
 	lh      *lhreal.Controllers
 	img     Images
 	logs    io.Writer
+	// simOracle: lhsim plays Longhorn's controllers too (full mode), for
+	// releases without real ones and for trying the explorer without
+	// building them.
+	simOracle bool
 
 	mu        sync.Mutex
 	deleted   map[string]longhorn.Replica // first state seen with a deletionTimestamp
@@ -42,10 +46,10 @@ type World struct {
 
 // NewWorld prepares a namespace: nodes, instance managers, settings, the
 // default and the old engine image. Nothing runs yet.
-func NewWorld(ctx context.Context, c *testcluster.Cluster, release string, logs io.Writer) (*World, error) {
-	w := &World{Release: release, NS: testenv.Namespace("explore"), c: c, logs: logs,
+func NewWorld(ctx context.Context, c *testcluster.Cluster, release string, logs io.Writer, simOracle bool) (*World, error) {
+	w := &World{Release: release, NS: testenv.Namespace("explore"), c: c, logs: logs, simOracle: simOracle,
 		deleted: map[string]longhorn.Replica{}, generated: map[string]bool{}}
-	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: w.NS, Version: release, InstanceOnly: true})
+	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: w.NS, Version: release, InstanceOnly: !simOracle})
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +147,9 @@ func (w *World) Start(ctx context.Context) error {
 	}
 	if err := w.sim.Start(ctx); err != nil {
 		return err
+	}
+	if w.simOracle {
+		return nil
 	}
 	lh, err := lhreal.Start(ctx, lhreal.Options{Release: w.Release, Kubeconfig: w.c.KubeconfigPath(), Namespace: w.NS, Nodes: Nodes, LogWriter: w.logs})
 	if err != nil {
