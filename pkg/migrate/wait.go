@@ -161,6 +161,11 @@ func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
 		if nodes := sn.crashDetached(); nodes != nil {
 			return pollResult{fail: &crashDetachedError{nodes: nodes}}
 		}
+		if sn.version.TicketLimits() && sn.volume.Spec.Migratable && sn.volume.Spec.NodeID == "" {
+			// 1.7+ is detaching the volume after the source was lost; the
+			// next reads show where it stops (crash-detached).
+			return pollResult{status: "Longhorn is detaching the volume: the migration failed"}
+		}
 		if !s.drv.pending(sn, to) {
 			return pollResult{fail: fmt.Errorf("the migration to %s was withdrawn outside this command (spec.nodeID=%q spec.migrationNodeID=%q)",
 				to, sn.volume.Spec.NodeID, sn.volume.Spec.MigrationNodeID)}

@@ -1,0 +1,217 @@
+package realtest
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// The failures longhorn-tests' ha_volume_migration suite drives, played on
+// each release's own controllers (crashes by lhsim's instance layer, node
+// loss by the Longhorn Node's Ready condition) and answered by the built
+// binary. The suite's expected outcome is the oracle; each test logs what
+// Longhorn did and what migrate did, for the table in docs/testing.md.
+
+// readyToConfirm runs `migrate VOL --to node-b` (no --confirm): the
+// migration is started and ready, the volume still on node-a.
+func (e *env) readyToConfirm(vol string) {
+	e.t.Helper()
+	e.attached(vol)
+	out, errOut, code := e.migrate(vol, "--to", nodeB, "--yes", poll)
+	expectExit(e.t, "migrate (no --confirm)", 0, out, errOut, code)
+}
+
+// outcome logs one row of the table: what Longhorn did, what migrate did.
+func (e *env) outcome(scenario, longhornDid, cmd string, code int, stderr string) {
+	e.t.Helper()
+	e.t.Logf("OUTCOME | %s | %s | %s | %s | exit %d | %s", scenario, e.release, longhornDid, cmd, code, tailLines(stderr, 2))
+}
+
+// statusOf runs `migrate status -o json`.
+func (e *env) statusOf(vol string) map[string]any {
+	e.t.Helper()
+	out, errOut, code := e.plugin("migrate", "status", vol, "-o", "json")
+	expectExit(e.t, "migrate status", 0, out, errOut, code)
+	var st map[string]any
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		e.t.Fatalf("migrate status -o json: %v\n%s", err, out)
+	}
+	return st
+}
+
+// TestMigrateCrashDetachedOnLonghorn: "Original Engine Crash During
+// Migration". On 1.7+ Longhorn detaches the volume and waits for one of the
+// two csi-attacher tickets to go. scan names it, status says what to do,
+// confirm without --to refuses and writes nothing, confirm --to node-b
+// removes node-a's ticket and the volume is verified on node-b (the suite:
+// "detach the volume from one of the nodes should make it fully attach to
+// the other"). Before 1.7 Longhorn does not detach: migrate never reports
+// a confirm that did not happen.
+func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-crash"
+			e.readyToConfirm(vol)
+			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
+			e.await("the old engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
+			if !longhorn.MustParseVersion(rel).TicketLimits() {
+				// Longhorn reverts the migration and recovers the old
+				// engine; confirm waits for a ready migration again.
+				out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=90s", poll)
+				if strings.Contains(errOut, "Confirmed outside this command") {
+					t.Errorf("migrate confirm reports a confirm nobody made:\n%s", errOut)
+				}
+				v, es, rs := e.state(vol)
+				e.outcome("original engine crash, then confirm", "reverted the migration; "+oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+				_ = out
+				e.assertNoDamage(vol)
+				return
+			}
+			e.await("Longhorn detached the volume with two csi tickets", func() bool {
+				v, _, _ := e.state(vol)
+				return v.Spec.NodeID == "" && v.Status.State == longhorn.VolumeStateDetached && len(e.csiTicketsOn(vol)) == 2
+			})
+			out, errOut, code := e.plugin("scan", vol)
+			if code != 1 || !strings.Contains(out+errOut, "MigrationCrashDetached") {
+				t.Errorf("scan exit %d does not name MigrationCrashDetached:\n%s%s", code, out, errOut)
+			}
+			st := e.statusOf(vol)
+			next, _ := json.Marshal(st["next"])
+			if st["phase"] != "CrashDetached" || !strings.Contains(string(next), "--to node-b") || !strings.Contains(string(next), "--to node-a") {
+				t.Errorf("migrate status: phase %v next %s", st["phase"], next)
+			}
+			before := e.writtenByPlugin(vol)
+			_, errOut, code = e.plugin("migrate", "confirm", vol, "--yes", poll)
+			expectExit(t, "migrate confirm without --to", 1, "", errOut, code)
+			if !strings.Contains(errOut, "without --to") {
+				t.Errorf("the refusal does not ask for --to:\n%s", errOut)
+			}
+			if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
+				t.Errorf("confirm refused but wrote:\nbefore %v\nafter  %v", before, after)
+			}
+			out, errOut, code = e.plugin("migrate", "confirm", vol, "--to", nodeB, "--yes", poll)
+			expectExit(t, "migrate confirm --to node-b", 0, out, errOut, code)
+			if !strings.Contains(out, `"`+vol+`" attached to node-b`) {
+				t.Errorf("stdout lacks the attached line:\n%s", out)
+			}
+			e.outcome("original engine crash during migration", "detached, two csi tickets, event MigrationFailed", "migrate confirm --to node-b", code, errOut)
+			v, es, rs := e.state(vol)
+			if !settled(nodeB)(v, es, rs) {
+				t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
+			}
+			if got := e.csiTicketsOn(vol); len(got) != 1 || got[0] != nodeB {
+				t.Errorf("csi tickets after the way out: %v, want node-b only", got)
+			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
+// TestMigrateTargetNodeDownOnLonghorn: "Migration Rollback After Migration
+// Node Down". The target node goes down while `migrate --confirm` waits for
+// a migration engine that never gets ready: migrate rolls back within
+// seconds, not after its whole --timeout, and the volume stays on node-a.
+func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-target-down"
+			e.attached(vol)
+			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+			go func() {
+				// the node goes down once the migration has started
+				_ = e.sim.Await(e.ctx, func() bool {
+					v, _, _, err := e.sim.State(e.ctx, vol)
+					return err == nil && v.Spec.MigrationNodeID == nodeB
+				})
+				_ = e.sim.SetNodeReady(e.ctx, nodeB, false)
+			}()
+			start := time.Now()
+			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=5m", poll)
+			took := time.Since(start)
+			expectExit(t, "migrate with the target node down", 1, out, errOut, code)
+			if took > 4*time.Minute || !strings.Contains(errOut, "the target node node-b is down") {
+				t.Errorf("migrate took %s (timeout 5m) and said:\n%s", took, errOut)
+			}
+			e.sim.ClearFault(fid)
+			e.waitFor("settled on node-a", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				return len(es) == 1 && es[0].Spec.NodeID == nodeA && v.Spec.MigrationNodeID == "" && v.Status.CurrentNodeID == nodeA
+			})
+			v, es, rs := e.state(vol)
+			e.outcome("migration node down, rollback", "kept the volume on node-a: "+oneLine(lhsim.Describe(v, es, rs)), "migrate --confirm", code, errOut)
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
+// TestMigrateEngineRecreatedOnLonghorn: "Migration Confirmation After
+// Migration Engine Crash". The migration engine crashes once after it was
+// ready; Longhorn replaces it. `migrate confirm` waits through the
+// replacement and confirms, instead of giving up on the poll that sees the
+// error.
+func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-mig-crash"
+			e.readyToConfirm(vol)
+			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
+			e.await("the migration engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
+			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
+			e.outcome("migration engine crash, then confirm", "replaced the migration engine", "migrate confirm", code, errOut)
+			expectExit(t, "migrate confirm after the migration engine crashed", 0, out, errOut, code)
+			v, es, rs := e.state(vol)
+			if !settled(nodeB)(v, es, rs) {
+				t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
+			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
+// TestMigrateSourceNodeDownOnLonghorn: "Migration Confirmation/Rollback
+// After Original Node Down". With the source node down, rollback refuses
+// (Longhorn would wait for that node) and says to confirm; confirm goes
+// toward the target and never rolls back toward the node that is down.
+func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-source-down"
+			e.readyToConfirm(vol)
+			if err := e.sim.SetNodeReady(e.ctx, nodeA, false); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, code := e.plugin("migrate", "rollback", vol, "--yes", poll)
+			if code == 0 || !strings.Contains(errOut, "FAIL source node Ready") {
+				t.Errorf("rollback toward a node that is down: exit %d\n%s", code, errOut)
+			}
+			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=90s", poll)
+			if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
+				t.Errorf("migrate confirm rolled back or advised a rollback toward the node that is down:\n%s", errOut)
+			}
+			v, es, rs := e.state(vol)
+			e.outcome("original node down, then confirm", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+			if code == 0 && !settled(nodeB)(v, es, rs) {
+				t.Errorf("exit 0 but not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
+			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
