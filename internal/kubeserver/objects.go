@@ -76,6 +76,7 @@ func (s *Server) Reset(ctx context.Context) error {
 		{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true},
 		{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, true},
 		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, true},
+		{schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, true},
 		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, true},
 		{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, true},
 		{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}, false},

@@ -403,6 +403,10 @@ func classLine(vol string, f *detect.Finding, sig signature, now time.Time, sett
 		line += ", for " + cmdutil.Duration(lasted)
 	}
 	line += "): " + f.Reason
+	if f.Family != nil {
+		// the stuck-migration family: the guard never repairs it
+		line += fmt.Sprintf("; repair it by hand: kubectl longhorn-engines describe %s (%s)", vol, f.Family.Doc)
+	}
 	if !sig.empty() {
 		line += fmt.Sprintf("; the guard will %s %s if this lasts %s, at %s", f.Action, strings.Join(f.Stale, ", "), settle,
 			now.Add(settle).UTC().Format(TimeFormat))

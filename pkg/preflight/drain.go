@@ -1,11 +1,8 @@
 package preflight
 
 import (
-	"fmt"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -20,45 +17,4 @@ func pdbUnchecked(st *longhorn.State) []string {
 		return nil
 	}
 	return []string{"what holds each node's drain (" + r.Note + "; " + r.Hint + ")"}
-}
-
-// printDrain writes, node by node, what holds the drain: the
-// instance-manager budgets and the processes behind them.
-func printDrain(b *strings.Builder, nodes []detect.NodeDrain) error {
-	fmt.Fprintf(b, "\nWhat holds each node's drain (instance-manager PodDisruptionBudgets, docs/troubleshooting-migration-family.md):\n")
-	if len(nodes) == 0 {
-		b.WriteString("  no instance manager found\n")
-		return nil
-	}
-	tw := tabwriter.NewWriter(b, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tPDB\tPROCESS\tVOLUME\tFINDING")
-	for _, n := range nodes {
-		pdb := "-"
-		if len(n.PDBs) > 0 {
-			var ps []string
-			for _, p := range n.PDBs {
-				ps = append(ps, fmt.Sprintf("%s (%d allowed)", p.Name, p.DisruptionsAllowed))
-			}
-			pdb = strings.Join(ps, ", ")
-		}
-		if len(n.Processes) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", n.Node, pdb)
-		}
-		for _, p := range n.Processes {
-			finding := dash(string(p.Finding))
-			if p.Orphan {
-				finding = "orphan (no " + map[string]string{"engine": "Engine", "replica": "Replica"}[p.Kind] + " CR)"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\t%s\n", n.Node, pdb, p.Kind, p.Name, dash(p.Volume), finding)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, n := range nodes {
-		for _, c := range n.NotChecked {
-			fmt.Fprintf(b, "  %s: not checked: %s\n", n.Node, c)
-		}
-	}
-	return nil
 }

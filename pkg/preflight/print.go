@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
 )
 
 // Print writes the report in format (table, json or yaml) to out.
@@ -78,7 +80,8 @@ func printTable(out io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  %s: %s; %s\n", bl.Volume, bl.Problem, bl.Resolve)
 		}
 	}
-	if err := printDrain(&b, r.Drain); err != nil {
+	b.WriteString("\nWhat holds each node's drain (instance-manager PodDisruptionBudgets, docs/troubleshooting-migration-family.md):\n")
+	if err := scan.PrintDrain(&b, r.Drain); err != nil {
 		return err
 	}
 	if len(r.Unchecked) > 0 {

@@ -15,7 +15,7 @@ import (
 var PDBsResource = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
 
 // pdbHint says how to let the drain view read the budgets.
-const pdbHint = "grant list on poddisruptionbudgets in the Longhorn namespace (Role longhorn-engines-read in deploy/rbac-read.yaml; docs/rbac.md)"
+const pdbHint = "grant list on poddisruptionbudgets in the Longhorn namespace (Role longhorn-engines-scan in deploy/rbac-scan.yaml; docs/rbac.md)"
 
 // ReadPDBs lists the PodDisruptionBudgets of the Longhorn namespace. Like
 // ReadPods it never fails: a read that did not happen is a ReadStatus

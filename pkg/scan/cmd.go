@@ -48,6 +48,9 @@ Exit status, like 'kubectl diff':
   # A support bundle from a user's issue, with log evidence
   kubectl longhorn-engines scan --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip -o wide
 
+  # Why draining node-2 hangs: the processes holding its instance-manager budget
+  kubectl longhorn-engines scan --node harvester-node-2
+
   # Objects a user pasted
   kubectl -n longhorn-system get settings.longhorn.io,volumes.longhorn.io,engines.longhorn.io,replicas.longhorn.io,volumeattachments.longhorn.io -o yaml > dump.yaml
   kubectl longhorn-engines scan -f dump.yaml`,
@@ -69,6 +72,7 @@ Exit status, like 'kubectl diff':
 	f.StringVar(&o.Color, "color", o.Color, "Colour the table: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
 	f.IntVar(&o.ChunkSize, "chunk-size", o.ChunkSize, "Objects per LIST page")
+	f.StringVar(&o.Node, "node", "", "Show what holds this node's drain: its instance-manager PodDisruptionBudgets and the processes behind them, with their findings")
 	f.StringVar(&o.Bundle, "bundle", "", "Read a Longhorn support bundle (zip or extracted folder) instead of the cluster")
 	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
 	_ = c.MarkFlagFilename("bundle", "zip")

@@ -36,6 +36,9 @@ type Options struct {
 	// Describe prints a block per named volume instead of the table
 	// (`describe`); it needs at least one volume.
 	Describe bool
+	// Node shows what holds that node's drain instead of the table
+	// (drain.go).
+	Node string
 
 	namespace string
 	client    *readstate.Client
@@ -76,6 +79,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.validateOffline(); err != nil {
 		return err
+	}
+	if o.Node != "" && (len(o.Volumes) > 0 || o.Selector != "" || (o.Output != "table" && o.Output != "json")) {
+		return fmt.Errorf("--node takes no volume, no -l, and -o table or json only")
 	}
 	if o.Describe && o.Output != "table" {
 		return fmt.Errorf("describe has no -o: use scan -o json|yaml for a report")
@@ -131,6 +137,12 @@ func (o *Options) Run(ctx context.Context) error {
 // print prints the report. With incomplete set, the check covered only part
 // of the input: the report says so and the exit code is 2 whatever was found.
 func (o *Options) print(st *longhorn.State, res detect.Result, source string, incomplete []string) error {
+	if o.Node != "" {
+		if err := incompleteError(NewReport(st, res, source), incomplete); err != nil {
+			return err
+		}
+		return o.printNode(st, res)
+	}
 	r := NewReport(st, res, source)
 	r.Incomplete = incomplete
 	r.Healthy = namedHealthy(st, res, o.Volumes)
