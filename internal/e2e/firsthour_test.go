@@ -41,8 +41,9 @@ func dump(ctx context.Context, t *testing.T, args ...string) string {
 	return path
 }
 
-// readmeDump is the dump command the README gives for -f, as words.
-func readmeDump(t *testing.T) []string {
+// readmeDump is the resource list of the dump command the README gives
+// for -f.
+func readmeDump(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
 	if err != nil {
@@ -52,9 +53,8 @@ func readmeDump(t *testing.T) []string {
 	if m == nil {
 		t.Fatal("README.md has no `kubectl -n longhorn-system get ... -o yaml > dump.yaml` line")
 	}
-	words := strings.Fields(string(m[1]))
-	words[1] = cluster.Namespace()
-	return words
+	words := strings.Fields(string(m[1])) // -n longhorn-system get RESOURCES -o yaml
+	return words[3]
 }
 
 // Item 1: -f input without the engines (or replicas) is an incomplete check,
@@ -81,7 +81,7 @@ func TestFileInputMustHoldWhatTheVerdictNeeds(t *testing.T) {
 		}
 	}
 
-	full := dump(ctx, t, readmeDump(t)[2:]...)
+	full := dump(ctx, t, readmeDump(t))
 	r := kubectl(ctx, t, "longhorn-engines", "scan", "-f", full)
 	if r.Code != 1 || strings.Contains(r.Stderr, "version unknown") || !strings.Contains(r.Stdout, stuckVolume) {
 		t.Errorf("scan -f of the README's dump: want exit 1 with the stuck volume and a known version:\n%v", r)
@@ -254,7 +254,7 @@ func TestUnknownIsNeverNo(t *testing.T) {
 	moving := testenv.MidMigration(stuckVersion, "pvc-moving")
 	create(ctx, t, stuck(), moving)
 	// Offline input has no pods: the workload check is not made.
-	full := dump(ctx, t, readmeDump(t)[2:]...)
+	full := dump(ctx, t, readmeDump(t))
 	r := kubectl(ctx, t, "longhorn-engines", "scan", stuckVolume, "-f", full, "-o", "json")
 	var rep struct {
 		Findings []struct {

@@ -72,9 +72,7 @@ func TestPreflightRefusesBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--to", "v1.4.3"}, "error: --to v1.4.3 is older than the running Longhorn v1.5.1: Longhorn does not support downgrades"},
 		{[]string{"--to", "latest"}, `error: --to: not a Longhorn version: "latest"`},
-		{[]string{"--to", "v1.2.6"}, "error: --to v1.2.6: Longhorn releases before 1.3 are not supported"},
 		{[]string{"-o", "wide"}, `error: unknown output format "wide": use one of table, json, yaml`},
 		{[]string{"--for", "0s"}, "error: --for must be positive"},
 		{[]string{"--bundle", "x.zip", "-f", "y.yaml"}, "error: --bundle and -f/--filename cannot be used together"},
@@ -83,6 +81,27 @@ func TestPreflightRefusesBadInput(t *testing.T) {
 		res := runPreflight(t, ctx, tc.args...)
 		if res.Code != 2 || res.Stdout != "" || !strings.HasPrefix(res.Stderr, tc.want) || strings.Count(res.Stderr, "\n") != 1 {
 			t.Errorf("preflight %v: want exit 2, nothing on stdout and one line %q:\n%s", tc.args, tc.want, res)
+		}
+	}
+}
+
+// A --to that cannot be checked comes after the cluster was read: the
+// report of the running release is printed, then the error, exit 2
+// (docs/exit-codes.md).
+func TestPreflightTargetErrorAfterTheReport(t *testing.T) {
+	ctx := reset(t)
+	if err := testenv.Create(ctx, cluster, testenv.Healthy("v1.5.1", "pvc-1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		to, want string
+	}{
+		{"v1.4.3", "error: --to v1.4.3 is older than the running Longhorn v1.5.1: Longhorn does not support downgrades"},
+		{"v1.2.6", "error: --to v1.2.6: Longhorn releases before 1.3 are not supported"},
+	} {
+		res := runPreflight(t, ctx, "--to", tc.to)
+		if res.Code != 2 || !strings.Contains(res.Stdout, "Longhorn v1.5.1") || !strings.Contains(res.Stderr, tc.want) || strings.Contains(res.Stdout, "Upgrade to") {
+			t.Errorf("preflight --to %s: want the running release's report, then %q and exit 2:\n%s", tc.to, tc.want, res)
 		}
 	}
 }
