@@ -133,7 +133,7 @@ func TestReadiness(t *testing.T) {
 				{"snapshots differ", func(s *snapshot) { mig(s).Status.Snapshots = nil }, false, "snapshots not in sync"},
 				{"clone replica stopped", func(s *snapshot) { s.replicas[len(s.replicas)-1].Status.CurrentState = longhorn.StateStopped }, false, "not running"},
 				{"no migration engine", func(s *snapshot) { s.engines = s.engines[:1] }, false, "no migration engine"},
-				{"migration engine error", func(s *snapshot) { mig(s).Status.CurrentState = longhorn.StateError }, true, "error"},
+				{"migration engine error", func(s *snapshot) { mig(s).Status.CurrentState = longhorn.StateError }, false, "Longhorn replaces it"},
 				{"old engine stopped", func(s *snapshot) { s.engines[0].Status.CurrentState = longhorn.StateStopped }, true, "not running"},
 				{"clone missing from the engine's map", func(s *snapshot) {
 					for r := range mig(s).Spec.ReplicaAddressMap {
