@@ -218,7 +218,7 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 	}
 	observe := func(name string) Observed {
 		v, es, rs := stateOf(st, name)
-		return Judge(v, es, rs, w.Wiped(name), w.activeDeleted(name))
+		return Judge(v, es, rs, w.lostDirs(name, rs), w.activeDeleted(name))
 	}
 	for i := range cases {
 		r := &results[i]

@@ -130,7 +130,8 @@ type stats struct {
 	kinds    map[string]int
 	fixes    int
 	stops    int
-	wipes    int // after fix: checks (b) and (c)
+	fixLost  int // check (b): data lost after a whole fix run
+	stopLost int // check (c): data lost after a stopped run and the next step
 	newOnes  []Result
 }
 
@@ -148,13 +149,13 @@ func (s *stats) add(r Result) {
 	if r.Fix != nil {
 		s.fixes++
 		if r.Fix.Observed.Outcome == OutcomeLost {
-			s.wipes++
+			s.fixLost++
 		}
 	}
 	for _, st := range r.Stops {
 		s.stops++
 		if st.Observed.Outcome == OutcomeLost {
-			s.wipes++
+			s.stopLost++
 		}
 	}
 }
@@ -179,6 +180,6 @@ func (s *stats) String() string {
 	for k, n := range s.outcomes {
 		o[string(k)] = n
 	}
-	return fmt.Sprintf("%d states; verdicts %s; Longhorn alone %s; fix runs %d, interrupted runs %d, losses after fix %d; disagreements %s",
-		s.states, kv(v), kv(o), s.fixes, s.stops, s.wipes, kv(s.kinds))
+	return fmt.Sprintf("%d states; verdicts %s; Longhorn alone %s; fix runs %d (data lost after %d), interrupted runs %d (data lost after %d); disagreements %s",
+		s.states, kv(v), kv(o), s.fixes, s.fixLost, s.stops, s.stopLost, kv(s.kinds))
 }

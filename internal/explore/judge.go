@@ -49,8 +49,9 @@ const (
 	OutcomeMigrating Outcome = "migrating"
 	// OutcomeStuck: neither, once nothing changed any more.
 	OutcomeStuck Outcome = "stuck"
-	// OutcomeLost: a data directory was wiped or a replica was deleted
-	// while active.
+	// OutcomeLost: a data directory that held the volume's data was wiped
+	// (a remaining replica uses it, or a healthy active replica was deleted
+	// with it), or a replica that was not failed was deleted while active.
 	OutcomeLost Outcome = "lost"
 )
 

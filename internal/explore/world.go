@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -207,18 +208,51 @@ func (w *World) watchDeletions(ctx context.Context) error {
 }
 
 // activeDeleted lists vol's replicas the controllers deleted while active
-// (placed on a disk: an unscheduled replica holds no data).
+// (placed on a disk: an unscheduled replica holds no data), leaving out
+// failed ones (spec.failedAt set): removing a failed replica after the
+// stale-replica timeout is Longhorn's normal clean-up, its data is not the
+// volume's.
 func (w *World) activeDeleted(vol string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
 	for name, r := range w.deleted {
-		if r.Spec.VolumeName == vol && r.Spec.Active && r.Spec.NodeID != "" && r.Spec.DiskID != "" && !w.generated[name] {
+		if r.Spec.VolumeName == vol && r.Spec.Active && r.Spec.FailedAt == "" && r.Spec.NodeID != "" && r.Spec.DiskID != "" && !w.generated[name] {
 			out = append(out, name)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// lostDirs are vol's wiped data directories that held the volume's data:
+// a replica deleted while active and not failed used it, or a replica
+// still present uses it. A failed replica's directory wiped with it is
+// not counted (see activeDeleted).
+func (w *World) lostDirs(vol string, remaining []longhorn.Replica) []string {
+	used := map[string]bool{}
+	for _, r := range remaining {
+		used[dirKey(&r)] = true
+	}
+	w.mu.Lock()
+	for name, r := range w.deleted {
+		if r.Spec.VolumeName == vol && r.Spec.Active && r.Spec.FailedAt == "" && !w.generated[name] {
+			used[dirKey(&r)] = true
+		}
+	}
+	w.mu.Unlock()
+	var out []string
+	for _, d := range w.sim.WipedDirs(vol) {
+		if used[d] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// dirKey is lhsim's name of a replica's data directory (WipedDirs).
+func dirKey(r *longhorn.Replica) string {
+	return r.Spec.NodeID + ":" + path.Join(r.Spec.DiskPath, "replicas", r.Spec.DataDirectoryName)
 }
 
 // Quiesce waits until no Volume, Engine or Replica of the namespace has
