@@ -269,6 +269,11 @@ func (r *Repairer) checkReplicas(ctx context.Context, p Planned, out Outcome) (P
 	}
 	for _, w := range p.Replicas {
 		x := now[w.Name]
+		if !w.ToActive && (x == nil || (string(x.UID) == w.UID && x.DeletionTimestamp != nil && !x.Spec.Active)) {
+			// Deactivated, and already being removed by Longhorn (a
+			// dangling replica whose directory the survivor uses): done.
+			continue
+		}
 		if x == nil || string(x.UID) != w.UID || x.Spec.EngineName != w.ToEngine || x.Spec.Active != w.ToActive || x.DeletionTimestamp != nil {
 			return fail(ResultFailed, fmt.Sprintf("replica %s is not as written (want engine %s active=%t); no engine changed, run fix again", w.Name, w.ToEngine, w.ToActive))
 		}
