@@ -54,9 +54,6 @@ func run(m *testing.M) int {
 	// not include one either.
 	var releases []string
 	for _, rel := range lhreal.Releases() {
-		if !scenarioReleases[rel] {
-			continue
-		}
 		if _, err := lhreal.Binary(rel); err != nil {
 			clusterErr[rel] = err
 			continue
@@ -83,6 +80,10 @@ func run(m *testing.M) int {
 	code := m.Run()
 	for _, c := range clusters {
 		c.Stop()
+	}
+	if err := writeMatrix(); err != nil {
+		fmt.Fprintln(os.Stderr, "realtest: write the support matrix record:", err)
+		return 1
 	}
 	return code
 }
