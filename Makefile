@@ -6,7 +6,7 @@ PKGS     := ./...
 TEST_TIMEOUT ?= 25m
 
 .PHONY: all build demo sim test kube-apiserver test-short bench explore vet fmt-check lint docs docs-check tidy-check fuzz clean \
-	tools alerts-test release-check release-snapshot krew-check krew-index image image-check
+	test-releases tools alerts-test release-check release-snapshot krew-check krew-index image image-check
 
 all: build
 
@@ -33,6 +33,13 @@ kube-apiserver:
 # TestMain it would count against that package's timeout.
 test: kube-apiserver
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
+
+# Every Longhorn release with a module under test/longhorn (make test runs
+# lhreal.Sample only): each release's controllers build on their own k8s.io
+# versions, about 4 CPU-minutes each cold (docs/testing.md).
+RELEASES_TIMEOUT ?= 90m
+test-releases:
+	LHREAL_RELEASES=all $(GO) test -race -timeout $(RELEASES_TIMEOUT) ./internal/lhreal ./internal/realtest
 
 test-short:
 	$(GO) test -short $(PKGS)

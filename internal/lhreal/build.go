@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,16 +25,54 @@ func moduleDir(release string) string {
 	return filepath.Join(repoRoot(), "test", "longhorn", release)
 }
 
-// Releases lists the Longhorn releases that have a controllers module
+// ReleasesEnv selects the releases of a test run: unset or empty, the
+// sample of make test (Sample); "all", every module (make test-releases);
+// or a comma-separated list such as "v1.4.3,v1.12.0". Every test that runs
+// per release asks Releases, so a new module runs nowhere until it is
+// chosen here.
+const ReleasesEnv = "LHREAL_RELEASES"
+
+// Sample is what make test runs on every change: the affected 1.4 line
+// (the seed's state), the first fixed release with VolumeAttachments, and
+// the newest release whose every scenario has passed here; docs/testing.md
+// gives the reasons and the costs.
+var Sample = []string{"v1.4.3", "v1.5.3", "v1.10.0"}
+
+// Modules lists every Longhorn release with a controllers module
 // (test/longhorn/v*/go.mod), oldest first.
-func Releases() []string {
+func Modules() []string {
 	matches, _ := filepath.Glob(filepath.Join(repoRoot(), "test", "longhorn", "v*", "go.mod"))
 	out := make([]string, 0, len(matches))
 	for _, m := range matches {
 		out = append(out, filepath.Base(filepath.Dir(m)))
 	}
-	sort.Slice(out, func(i, j int) bool { return versionLess(out[i], out[j]) })
+	sortReleases(out)
 	return out
+}
+
+// Releases lists the releases this run uses (ReleasesEnv), oldest first. A
+// name without a module is kept, so that Binary and CRDs fail on it
+// instead of the run silently proving less.
+func Releases() []string {
+	var out []string
+	switch v := strings.TrimSpace(os.Getenv(ReleasesEnv)); v {
+	case "":
+		out = slices.Clone(Sample)
+	case "all":
+		return Modules()
+	default:
+		for _, r := range strings.Split(v, ",") {
+			if r = strings.TrimSpace(r); r != "" && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	sortReleases(out)
+	return out
+}
+
+func sortReleases(rs []string) {
+	sort.Slice(rs, func(i, j int) bool { return versionLess(rs[i], rs[j]) })
 }
 
 func versionLess(a, b string) bool {
@@ -54,7 +93,7 @@ func versionParts(v string) [3]int {
 
 func checkRelease(release string) error {
 	if _, err := os.Stat(filepath.Join(moduleDir(release), "go.mod")); err != nil {
-		return fmt.Errorf("lhreal: no controllers module for Longhorn %s (have %v)", release, Releases())
+		return fmt.Errorf("lhreal: no controllers module for Longhorn %s (have %v)", release, Modules())
 	}
 	return nil
 }

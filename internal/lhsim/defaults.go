@@ -13,7 +13,9 @@ import (
 // whole volume fails its CRD's enum validation. Fields a release's CRD does
 // not have are pruned by the API server, so the boundaries below matter only
 // for the releases whose CRDs are served (docs/testing.md). Checked against
-// the mutators of 1.4.3, 1.5.3, 1.6.0, 1.7.0, 1.8.0, 1.9.0 and 1.10.0.
+// the mutators of 1.4.3, 1.5.3, 1.6.0, 1.7.0, 1.8.0, 1.9.0, 1.10.0, 1.11.1
+// and 1.12.0 (1.11 and 1.12 set the same fields as 1.10; their new
+// spec.cloneMode is set only for a volume with a data source).
 func volumeDefaults(v longhorn.Version) map[string]any {
 	d := map[string]any{
 		"replicaAutoBalance":        "ignored",

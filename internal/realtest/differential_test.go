@@ -249,6 +249,7 @@ func newSimEnv(t *testing.T, release string) *env {
 		t.Fatalf("Longhorn %s: %v", release, err)
 	}
 	e := newBareEnv(t, release, false)
+	recordScenario(t, release, false)
 	for _, n := range []string{nodeA, nodeB, nodeC} {
 		if err := e.sim.AddNode(e.ctx, n, lhsim.NodeOptions{}); err != nil {
 			t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -55,9 +54,6 @@ func run(m *testing.M) int {
 	// not include one either.
 	var releases []string
 	for _, rel := range lhreal.Releases() {
-		if !scenarioReleases[rel] || !selected(rel) {
-			continue
-		}
 		if _, err := lhreal.Binary(rel); err != nil {
 			clusterErr[rel] = err
 			continue
@@ -85,12 +81,10 @@ func run(m *testing.M) int {
 	for _, c := range clusters {
 		c.Stop()
 	}
+	if err := writeMatrix(); err != nil {
+		fmt.Fprintln(os.Stderr, "realtest: write the support matrix record:", err)
+		return 1
+	}
 	return code
 }
 
-// selected: LHE_REALTEST_RELEASES (e.g. "v1.4.3,v1.5.3"), when set, limits
-// the releases built, started and run, for a quick local run.
-func selected(rel string) bool {
-	only := os.Getenv("LHE_REALTEST_RELEASES")
-	return only == "" || strings.Contains(","+only+",", ","+rel+",")
-}

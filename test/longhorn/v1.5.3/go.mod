@@ -6,10 +6,6 @@ require (
 	github.com/longhorn-engines/kubectl-longhorn-engines/test/longhorn/control v0.0.0-00010101000000-000000000000
 	github.com/longhorn/longhorn-manager v1.5.3
 	github.com/sirupsen/logrus v1.9.0
-	k8s.io/api v0.27.1
-	k8s.io/apiextensions-apiserver v0.25.4
-	k8s.io/apimachinery v0.27.1
-	k8s.io/client-go v0.27.1
 )
 
 require (
@@ -129,8 +125,12 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.0.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/api v0.27.1 // indirect
+	k8s.io/apiextensions-apiserver v0.25.4 // indirect
+	k8s.io/apimachinery v0.27.1 // indirect
 	k8s.io/apiserver v0.27.1 // indirect
 	k8s.io/cli-runtime v0.27.1 // indirect
+	k8s.io/client-go v0.27.1 // indirect
 	k8s.io/cloud-provider v0.0.0 // indirect
 	k8s.io/component-base v0.27.1 // indirect
 	k8s.io/component-helpers v0.27.1 // indirect
