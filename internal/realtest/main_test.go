@@ -87,4 +87,3 @@ func run(m *testing.M) int {
 	}
 	return code
 }
-
