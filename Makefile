@@ -39,7 +39,8 @@ test: kube-apiserver
 # versions, about 4 CPU-minutes each cold (docs/testing.md).
 RELEASES_TIMEOUT ?= 90m
 test-releases:
-	LHREAL_RELEASES=all $(GO) test -race -timeout $(RELEASES_TIMEOUT) ./internal/lhreal ./internal/realtest
+	LHREAL_RELEASES=all REALTEST_MATRIX=$(CURDIR)/internal/realtest/testdata/matrix.json \
+		$(GO) test -race -timeout $(RELEASES_TIMEOUT) ./internal/lhreal ./internal/realtest
 
 test-short:
 	$(GO) test -short $(PKGS)
