@@ -1,7 +1,6 @@
 // Command genmatrix renders the release × scenario table of
 // docs/support-matrix.md from internal/realtest's record of its runs
-// (internal/realtest/testdata/matrix.json, written by every run of those
-// tests), so that the page cannot claim a run that did not pass.
+// (internal/realtest/testdata/matrix.json, written by make test-releases), so that the page cannot claim a run that did not pass.
 //
 //	go run ./hack/genmatrix          # rewrite the table in docs/support-matrix.md
 //	go run ./hack/genmatrix -check   # exit 1 if the table is out of date
