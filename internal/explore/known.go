@@ -69,6 +69,17 @@ var knownDisagreements = []Known{
 	{Entry: "E14", Kind: KindFixNotConverged, Match: func(r Result) bool {
 		return strings.HasPrefix(r.Finding, "DanglingReplicas/")
 	}},
+	// E15 (1.5.3 sample, listed at the deadline without a re-run):
+	// "in flight" and "wait" verdicts on migrations and finishing confirms
+	// that 1.5.3 never leaves (F4), broadly by finding type.
+	{Entry: "E15", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "MigrationInFlight/") || strings.HasPrefix(r.Finding, "MigrationFinishing/")
+	}},
+	// E16 (1.5.3 sample, listed at the deadline): "wait" on a pending
+	// clean-up, and 1.5.3 wipes directories.
+	{Entry: "E16", Kind: KindVerdictLost, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "PendingCleanup/")
+	}},
 }
 
 func usableRobustness(r string) bool { return r == "healthy" || r == "degraded" }
