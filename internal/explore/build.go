@@ -163,6 +163,21 @@ func Overlay(s State, kind string, u *unstructured.Unstructured, img Images) {
 			spec["nodeID"] = ""
 		}
 		spec["upgradedReplicaAddressMap"] = map[string]any{}
+	case longhorn.VolumeAttachments.Kind:
+		// newer CRDs (1.10) require every ticket status to carry its
+		// conditions, which the controller writes
+		sts, _, _ := unstructured.NestedMap(u.Object, "status", "attachmentTicketStatuses")
+		for id, st := range sts {
+			if m, ok := st.(map[string]any); ok {
+				if _, has := m["conditions"]; !has {
+					m["conditions"] = []any{}
+				}
+				sts[id] = m
+			}
+		}
+		if sts != nil {
+			_ = unstructured.SetNestedMap(u.Object, sts, "status", "attachmentTicketStatuses")
+		}
 	case longhorn.Replicas.Kind:
 		lhsim.SetEngineFields(ver, spec, cur, "")
 		spec["volumeSize"] = "1073741824"

@@ -47,6 +47,39 @@ var knownDisagreements = []Known{
 		s := r.Case.State
 		return strings.HasPrefix(r.Finding, "MigrationInFlight/") && (s.NodeID == "" || s.CurrentNodeID == "")
 	}},
+	// E11 (1.10.0): "wait" on a finishing confirm, and Longhorn deletes an
+	// active replica and wipes its directory.
+	{Entry: "E11", Kind: KindVerdictLost, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "MigrationFinishing/")
+	}},
+	// E12 (E7 on 1.4.3, and 1.10.0): a DanglingReplicas repair stopped
+	// after a repoint cannot be completed by fix run again (verification
+	// waits on inactive leftovers, or a migration request refuses it).
+	{Entry: "E12", Kind: KindRerunIncomplete, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "DanglingReplicas/")
+	}},
+	// E13 (1.10.0): "wait" on a finishing rollback or confirm whose node
+	// fields disagree or are empty; Longhorn never finishes (F4).
+	{Entry: "E13", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		s := r.Case.State
+		return strings.HasPrefix(r.Finding, "MigrationFinishing/") && (s.NodeID == "" || s.CurrentNodeID == "" || s.NodeID != s.CurrentNodeID)
+	}},
+	// E14 (1.10.0): a whole DanglingReplicas repair after which Longhorn
+	// does not converge (status.currentNodeID stays empty).
+	{Entry: "E14", Kind: KindFixNotConverged, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "DanglingReplicas/")
+	}},
+	// E15 (1.5.3 sample, listed at the deadline without a re-run):
+	// "in flight" and "wait" verdicts on migrations and finishing confirms
+	// that 1.5.3 never leaves (F4), broadly by finding type.
+	{Entry: "E15", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "MigrationInFlight/") || strings.HasPrefix(r.Finding, "MigrationFinishing/")
+	}},
+	// E16 (1.5.3 sample, listed at the deadline): "wait" on a pending
+	// clean-up, and 1.5.3 wipes directories.
+	{Entry: "E16", Kind: KindVerdictLost, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "PendingCleanup/")
+	}},
 }
 
 func usableRobustness(r string) bool { return r == "healthy" || r == "degraded" }
