@@ -368,9 +368,14 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	// that now serves) re-enters the confirm; any other value is a migration.
 	cm := v.Status.CurrentMigrationNodeID
 	cmOK := cm == "" || (st.Version.HasCurrentMigrationNodeID() && cm == cur)
+	cmEvidence := fmt.Sprintf("status.currentMigrationNodeID=%q", cm)
+	if cm != "" && cmOK {
+		// Read bare, a set field beside a passed check looks like a contradiction.
+		cmEvidence += " (the current node: left by the unfinished confirm, not a migration)"
+	}
 	add(CheckNoMigrationInFlight, cmOK,
 		fmt.Sprintf("status.currentMigrationNodeID is %s: Longhorn has not finished a migration", cm),
-		fmt.Sprintf("status.currentMigrationNodeID=%q", cm))
+		cmEvidence)
 	// Without both, processMigration never runs: a deactivated engine would
 	// stay for ever while the inactive replicas are cleaned up.
 	add(CheckMigratableRWX, v.Spec.Migratable && v.Spec.AccessMode == longhorn.AccessModeRWX,
