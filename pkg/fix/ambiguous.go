@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -53,22 +55,7 @@ func ambiguous(err error) bool {
 // ctx is done (a signal, --request-timeout), with a bound of its own: the
 // user must learn what happened.
 func (r *Repairer) readBack(ctx context.Context, action detect.Action, e EngineRef) (writeOutcome, string) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	var (
-		u   *unstructured.Unstructured
-		err error
-	)
-	for attempt := 0; attempt < 5; attempt++ {
-		u, err = r.Client.Dynamic.Resource(longhorn.Engines.GVR()).Namespace(r.Namespace).Get(rctx, e.Name, metav1.GetOptions{})
-		if err == nil || apierrors.IsNotFound(err) || rctx.Err() != nil {
-			break
-		}
-		select {
-		case <-rctx.Done():
-		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
-		}
-	}
+	u, err := r.readBackObject(ctx, longhorn.Engines, e.Name)
 	gone := apierrors.IsNotFound(err) || (err == nil && string(u.GetUID()) != e.UID)
 	switch {
 	case gone && action == detect.ActionDelete:
@@ -87,3 +74,23 @@ func (r *Repairer) readBack(ctx context.Context, action detect.Action, e EngineR
 	}
 	return writeNotApplied, "the engine is unchanged by fix (resourceVersion " + u.GetResourceVersion() + ")"
 }
+
+// readBackObject gets one object after a write whose answer was lost, for
+// readBack and readBackReplica. It runs even when ctx is done (a signal,
+// --request-timeout), with a bound of its own: the user must learn what
+// happened. Errors other than NotFound are tried again a few times.
+func (r *Repairer) readBackObject(ctx context.Context, res longhorn.Resource, name string) (*unstructured.Unstructured, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var u *unstructured.Unstructured
+	err := retry.OnError(readBackBackoff, func(err error) bool {
+		return !apierrors.IsNotFound(err) && rctx.Err() == nil
+	}, func() (err error) {
+		u, err = r.Client.Dynamic.Resource(res.GVR()).Namespace(r.Namespace).Get(rctx, name, metav1.GetOptions{})
+		return err
+	})
+	return u, err
+}
+
+// readBackBackoff: five reads over about five seconds.
+var readBackBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Steps: 5}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -16,22 +14,7 @@ import (
 // readBackReplica re-reads a replica after a patch whose answer was lost,
 // as readBack does for engines: the patch is never sent again.
 func (r *Repairer) readBackReplica(ctx context.Context, w ReplicaWrite) (writeOutcome, string) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	var (
-		u   *unstructured.Unstructured
-		err error
-	)
-	for attempt := 0; attempt < 5; attempt++ {
-		u, err = r.Client.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(r.Namespace).Get(rctx, w.Name, metav1.GetOptions{})
-		if err == nil || apierrors.IsNotFound(err) || rctx.Err() != nil {
-			break
-		}
-		select {
-		case <-rctx.Done():
-		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
-		}
-	}
+	u, err := r.readBackObject(ctx, longhorn.Replicas, w.Name)
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && string(u.GetUID()) != w.UID):
 		return writeNotApplied, "the replica is gone (deleted by someone else)"
