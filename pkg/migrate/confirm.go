@@ -62,18 +62,8 @@ func (s *session) runConfirm(ctx context.Context) error {
 		return err
 	}
 	if _, err := s.waitReady(ctx, to); err != nil {
-		var down *nodeDownError
-		var cd *crashDetachedError
-		switch {
-		case errors.Is(err, errConfirmedElsewhere):
-			s.step("Confirmed outside this command while waiting for readiness.")
-			return s.verifyConfirm(ctx, to)
-		case errors.As(err, &cd):
-			s.step("Stopped waiting: %v.", err)
-			return s.resumeAfterCrash(ctx, from, to, cd.nodes, to)
-		case errors.As(err, &down) && down.role == "source":
-			s.step("Stopped waiting: %v.", err)
-			return s.confirmSourceLost(ctx, from, to)
+		if handled, herr := s.waitEnded(ctx, from, to, err, to, "Stopped waiting"); handled {
+			return herr
 		}
 		s.step("Not confirmed: %v.", err)
 		if up, _ := s.nodeUp(context.WithoutCancel(ctx), from); !up {

@@ -15,25 +15,38 @@ import (
 // attaching, "Migration Confirmation After Original Node Down" recovers on
 // the target), so a lost source is confirmed toward the target instead.
 func (s *session) afterWaitFailed(ctx context.Context, from, to string, err error) error {
+	if handled, herr := s.waitEnded(ctx, from, to, err, from, "Stopped before the confirm"); handled {
+		return herr
+	}
 	var down *nodeDownError
-	var cd *crashDetachedError
-	switch {
-	case errors.Is(err, errConfirmedElsewhere):
-		s.step("Confirmed outside this command while waiting for readiness.")
-		return s.verifyConfirm(ctx, to)
-	case errors.As(err, &cd):
-		s.step("Stopped before the confirm: %v.", err)
-		return s.resumeAfterCrash(ctx, from, to, cd.nodes, from)
-	case errors.As(err, &down) && down.role == "source":
-		s.step("Stopped before the confirm: %v.", err)
-		return s.confirmSourceLost(ctx, from, to)
-	case !errors.As(err, &down) && !errors.Is(err, errInterrupted):
+	if !errors.As(err, &down) && !errors.Is(err, errInterrupted) {
 		if up, why := s.nodeUp(context.WithoutCancel(ctx), from); !up {
 			s.step("Stopped before the confirm: %v; the source node %s is down (%s).", err, from, why)
 			return s.confirmSourceLost(ctx, from, to)
 		}
 	}
 	return s.rollBack(ctx, from, to, err)
+}
+
+// waitEnded handles the ends of a readiness wait that are not a failure of
+// the migration: confirmed by someone else, detached by Longhorn (resumed on
+// prefer when it is up), the source node lost (confirmed toward the target).
+// handled is false for any other error, which the caller decides on.
+func (s *session) waitEnded(ctx context.Context, from, to string, err error, prefer, stopped string) (handled bool, _ error) {
+	var down *nodeDownError
+	var cd *crashDetachedError
+	switch {
+	case errors.Is(err, errConfirmedElsewhere):
+		s.step("Confirmed outside this command while waiting for readiness.")
+		return true, s.verifyConfirm(ctx, to)
+	case errors.As(err, &cd):
+		s.step("%s: %v.", stopped, err)
+		return true, s.resumeAfterCrash(ctx, from, to, cd.nodes, prefer)
+	case errors.As(err, &down) && down.role == "source":
+		s.step("%s: %v.", stopped, err)
+		return true, s.confirmSourceLost(ctx, from, to)
+	}
+	return false, nil
 }
 
 // resumeAfterCrash ends a run that found the volume detached by Longhorn
