@@ -1,12 +1,10 @@
 package explore
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
@@ -23,46 +21,17 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-// run starts one API server per release with that release's own CRDs, as
-// internal/realtest does, after building the controllers outside any
-// deadline (the first build is minutes on 2 cores).
+// run starts one API server per release with that release's own CRDs
+// (lhreal.StartServers), as internal/realtest does.
 func run(m *testing.M) int {
 	if testing.Short() {
 		skipReason = "-short: builds Longhorn's controllers and starts API servers"
 		return m.Run()
 	}
-	var releases []string
-	for _, rel := range selectedReleases() {
-		if simOracle() {
-			releases = append(releases, rel)
-			continue
-		}
-		if _, err := lhreal.Binary(rel); err != nil {
-			clusterErr[rel] = err
-			continue
-		}
-		releases = append(releases, rel)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	for _, rel := range releases {
-		clusterErr[rel] = func() error {
-			crds, err := lhreal.CRDs(rel)
-			if err != nil {
-				return err
-			}
-			c, err := testcluster.Start(ctx, testcluster.Options{SkipCRDs: true})
-			if err != nil {
-				return err
-			}
-			clusters[rel] = c
-			return c.InstallCRDYAML(ctx, crds)
-		}()
-	}
+	srv := lhreal.StartServers(selectedReleases(), !simOracle())
+	clusters, clusterErr = srv.Clusters, srv.Errs
 	code := m.Run()
-	for _, c := range clusters {
-		c.Stop()
-	}
+	srv.Stop()
 	return code
 }
 

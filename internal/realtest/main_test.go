@@ -6,14 +6,12 @@
 package realtest
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
@@ -48,39 +46,11 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "realtest: build the plugin: %v\n%s", err, out)
 		return 1
 	}
-	// The controller binaries are built first, outside the start-up
-	// deadline: a cold build on a loaded 2-core machine has taken longer
-	// than the ten minutes the API servers get, and a test's deadline must
-	// not include one either.
-	var releases []string
-	for _, rel := range lhreal.Releases() {
-		if _, err := lhreal.Binary(rel); err != nil {
-			clusterErr[rel] = err
-			continue
-		}
-		releases = append(releases, rel)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	// One API server per release, with that release's own CRDs.
-	for _, rel := range releases {
-		clusterErr[rel] = func() error {
-			crds, err := lhreal.CRDs(rel)
-			if err != nil {
-				return err
-			}
-			c, err := testcluster.Start(ctx, testcluster.Options{SkipCRDs: true})
-			if err != nil {
-				return err
-			}
-			clusters[rel] = c
-			return c.InstallCRDYAML(ctx, crds)
-		}()
-	}
+	srv := lhreal.StartServers(lhreal.Releases(), true)
+	clusters, clusterErr = srv.Clusters, srv.Errs
 	code := m.Run()
-	for _, c := range clusters {
-		c.Stop()
-	}
+	srv.Stop()
 	if err := writeMatrix(); err != nil {
 		fmt.Fprintln(os.Stderr, "realtest: write the support matrix record:", err)
 		return 1
