@@ -34,11 +34,7 @@ import (
 func TestGuardMetricsAndEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	full, err := kubeserver.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(full.Stop)
+	full := startKubeServer(ctx, t)
 	ns := kubeserver.Namespace
 	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "-f", filepath.Join(deployDir, "rbac-guard.yaml")); err != nil {

@@ -295,11 +295,7 @@ func argDuration(t *testing.T, args []string, flag string) time.Duration {
 func TestDeployRoles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	full, err := kubeserver.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(full.Stop)
+	full := startKubeServer(ctx, t)
 	ns := kubeserver.Namespace
 	run := userSeq.Add(1)
 	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
@@ -490,4 +486,16 @@ func checkWorkloadsClusterRole(t *testing.T, file string, docs map[string][]byte
 		crb.Subjects[0].Kind != "ServiceAccount" || crb.Subjects[0].Name != sa.Metadata.Name || crb.Subjects[0].Namespace != longhorn.DefaultNamespace {
 		t.Errorf("%s: the ClusterRoleBinding does not bind %s to ServiceAccount %s: %+v", file, cr.Name, sa.Metadata.Name, crb)
 	}
+}
+
+// startKubeServer starts Kubernetes' own kube-apiserver for one test and
+// stops it when the test ends.
+func startKubeServer(ctx context.Context, t *testing.T) *kubeserver.Server {
+	t.Helper()
+	full, err := kubeserver.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(full.Stop)
+	return full
 }
