@@ -55,12 +55,17 @@ func ReadVolume(ctx context.Context, c *Client, ns, vol string) (*VolumeRead, er
 // ReadVolumeAt reads one volume of a Longhorn whose version is already known
 // (src says where it came from).
 func ReadVolumeAt(ctx context.Context, c *Client, ns, vol string, ver longhorn.Version, src string) (*VolumeRead, error) {
-	return readVolume(ctx, c, ns, vol, &knownVersion{ver, src}, true)
+	return readVolume(ctx, c, ns, vol, &knownVersion{v: ver, src: src}, true)
 }
 
+// knownVersion is what a read of several volumes learnt from the first:
+// the version and, when read, the replica-auto-balance setting, so that
+// neither is read again per volume.
 type knownVersion struct {
 	v   longhorn.Version
 	src string
+	// autoBalance is the setting's value once read (nil: read it).
+	autoBalance *string
 }
 
 // readVolume runs its reads at once: one round trip. Without a known
@@ -93,7 +98,11 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 	} else {
 		st.Version, st.VersionSource = known.v, known.src
 	}
-	run(func() { st.ReplicaAutoBalance = ReadReplicaAutoBalance(ctx, c, ns) })
+	if known != nil && known.autoBalance != nil {
+		st.ReplicaAutoBalance = *known.autoBalance
+	} else {
+		run(func() { st.ReplicaAutoBalance = ReadReplicaAutoBalance(ctx, c, ns) })
+	}
 	run(func() {
 		out.Raw.Volume, volErr = c.REST.Get().Namespace(ns).Resource(longhorn.Volumes.Plural).Name(vol).DoRaw(ctx)
 	})
@@ -207,7 +216,7 @@ func ReadVolumes(ctx context.Context, c *Client, ns string, names []string) (*lo
 			return nil, err
 		}
 		if known == nil {
-			known = &knownVersion{vr.State.Version, vr.State.VersionSource}
+			known = &knownVersion{vr.State.Version, vr.State.VersionSource, &vr.State.ReplicaAutoBalance}
 			st.Version, st.VersionSource = known.v, known.src
 			st.ReplicaAutoBalance = vr.State.ReplicaAutoBalance
 		}

@@ -44,10 +44,11 @@ func TestWorkloadsNotServed(t *testing.T) {
 	if err != nil || !vr.Found {
 		t.Fatal(err)
 	}
-	// version, volume, engines, replicas, attachment, storage
-	// volumeattachments, then the pods of the PVC's namespace.
-	if got := n.Load(); got != 7 {
-		t.Errorf("ReadVolume of a volume with a PVC took %d requests, want 7", got)
+	// version, the replica-auto-balance setting, volume, engines,
+	// replicas, attachment, storage volumeattachments, then the pods of the
+	// PVC's namespace.
+	if got := n.Load(); got != 8 {
+		t.Errorf("ReadVolume of a volume with a PVC took %d requests, want 8", got)
 	}
 	named, err := readstate.Load(ctx, cl, readstate.LoadOptions{Namespace: ns, Volumes: []string{"pvc-w"}, Warnf: warnf})
 	if err != nil {
