@@ -45,9 +45,11 @@ func TestCrashDetached(t *testing.T) {
 			if f.Severity != SeverityWarning || f.Action != ActionNone || !strings.Contains(f.Reason, "node-a and node-b") {
 				t.Errorf("finding %s", mustJSON(f))
 			}
-			// a ticket of higher priority is attached first
+			// a ticket of higher priority is attached first: no longer
+			// crash-detached, but the longhorn-ui ticket now keeps the
+			// csi ticket for node-b waiting
 			s.st.VolumeAttachments[0].Spec.AttachmentTickets["longhorn-ui"] = longhorn.AttachmentTicket{ID: "longhorn-ui", Type: "longhorn-api", NodeID: nodeA}
-			if res, _ := s.classify(t); len(res.Findings) != 0 {
+			if res, _ := s.classify(t); len(res.Findings) != 1 || res.Findings[0].Type != TypeLeftoverAttachRequest {
 				t.Errorf("with a longhorn-api ticket: %s", mustJSON(res.Findings))
 			}
 			// one csi ticket left: Longhorn attaches the volume there

@@ -46,7 +46,7 @@ func leftoverAttachRequest(c *familyCtx, f *Finding) bool {
 			c.kubectl(fmt.Sprintf(`patch volumeattachments.longhorn.io %s --type=json -p '[{"op":"remove","path":"/spec/attachmentTickets/%s"}]'`, v.Name, LonghornUITicket)),
 		}
 		c.set(f, TypeLeftoverAttachRequest, SeverityWarning,
-			fmt.Sprintf("attachment ticket %s (left by the upgrade to 1.5) keeps the volume on %s while csi ticket %s for %s waits unsatisfied: the workload cannot attach it there; remove the %s ticket",
+			fmt.Sprintf("attachment ticket %s (an attach from the Longhorn UI, or left by the upgrade to 1.5) keeps the volume on %s while csi ticket %s for %s waits unsatisfied: the workload cannot attach it there; remove the %s ticket",
 				LonghornUITicket, orNone(ui.NodeID), t.ID, t.NodeID, LonghornUITicket),
 			k, "leftover-pendingnodeid-or-longhorn-ui-ticket")
 		return true

@@ -150,7 +150,8 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 					if res.Code == fix.ExitOK {
 						t.Errorf("exit 0 although a migration was requested: %s", res)
 					}
-					if p.after != -2 && strings.Contains(res.Stdout, `engine.longhorn.io "`+old+`"`) {
+					// an action line starts a line; the plan lists the same names indented
+					if p.after != -2 && strings.Contains(res.Stdout, "\n"+`engine.longhorn.io "`+old+`" `) {
 						t.Errorf("the stale engine was written after the request: %s", res.Stdout)
 					}
 				}

@@ -111,8 +111,11 @@ func roleRules(t *testing.T, file string) []rbacv1.PolicyRule {
 		// repeated one).
 		backups := slices.Equal(r.APIGroups, []string{""}) && slices.Equal(r.Resources, []string{"configmaps"}) && slices.Equal(r.Verbs, []string{"create"})
 		events := slices.Equal(r.APIGroups, []string{"events.k8s.io"}) && slices.Equal(r.Resources, []string{"events"}) && slices.Equal(r.Verbs, []string{"create", "patch"})
-		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 || (!slices.Equal(r.APIGroups, []string{longhorn.Group}) && !backups && !events) {
-			t.Errorf("%s: rule %+v is not limited to longhorn.io resources, create on configmaps and create, patch on events.k8s.io events", file, r)
+		// preflight lists the instance-manager PodDisruptionBudgets that
+		// hold a drain; they live in Longhorn's namespace
+		pdbs := slices.Equal(r.APIGroups, []string{"policy"}) && slices.Equal(r.Resources, []string{"poddisruptionbudgets"}) && slices.Equal(r.Verbs, []string{"list"})
+		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 || (!slices.Equal(r.APIGroups, []string{longhorn.Group}) && !backups && !events && !pdbs) {
+			t.Errorf("%s: rule %+v is not limited to longhorn.io resources, create on configmaps, create, patch on events.k8s.io events and list on poddisruptionbudgets", file, r)
 		}
 		if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") {
 			t.Errorf("%s: wildcard in %+v", file, r)
