@@ -20,8 +20,15 @@ func envInt(name string, def int) int {
 
 // batchOptions are the explorer's bounds; EXPLORE_QUIET (seconds) widens
 // the quiet period on a loaded machine.
+// EXPLORE_LOGS names a file that receives the controllers' log.
 func batchOptions() Options {
-	return Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second, SimOracle: simOracle()}
+	o := Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second, SimOracle: simOracle()}
+	if p := os.Getenv("EXPLORE_LOGS"); p != "" {
+		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			o.Logs = f // closed when the test process exits
+		}
+	}
+	return o
 }
 
 // sampleSize is the CI sample per release (make test): sized so that the

@@ -154,8 +154,8 @@ func Describe(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) s
 		if i, ok := idx[r.Spec.EngineName]; ok {
 			en = fmt.Sprintf("e%d", i)
 		}
-		fmt.Fprintf(&b, " r{node=%s dir=%s engine=%s active=%t deleting=%t}", r.Spec.NodeID, r.Spec.DataDirectoryName[strings.LastIndex(r.Spec.DataDirectoryName, "-")+1:],
-			en, r.Spec.Active, r.DeletionTimestamp != nil)
+		fmt.Fprintf(&b, " r{node=%s dir=%s engine=%s active=%t state=%s deleting=%t}", r.Spec.NodeID, r.Spec.DataDirectoryName[strings.LastIndex(r.Spec.DataDirectoryName, "-")+1:],
+			en, r.Spec.Active, r.Status.CurrentState, r.DeletionTimestamp != nil)
 	}
 	return b.String()
 }

@@ -36,8 +36,13 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/test/longhorn/control"
 )
 
-// Resync is the informers' resync period.
-const Resync = 30 * time.Second
+// Resync is the informers' resync period. Longhorn's own is 30s, and
+// some of its transitions happen only on a resync (1.10.0 finishes a
+// detach whose replicas stopped on the next one). The explorer calls a
+// volume stuck when nothing changes for a quiet period of a few seconds,
+// so one resync must fall inside that period: a shorter period changes
+// when Longhorn syncs, not what a sync does.
+const Resync = 5 * time.Second
 
 // ShareManagerImage is only used for RWX share managers, which need pods
 // this binary does not run.
