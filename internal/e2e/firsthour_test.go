@@ -447,3 +447,36 @@ func TestGuardForAMissingVolumeLeavesNothing(t *testing.T) {
 		t.Errorf("fix --watch for a missing volume left %d entries in the working directory", len(entries))
 	}
 }
+
+// Item 11: --field-manager, as kubectl's writing commands have it, names
+// the writer in managedFields of every object fix writes; an empty one is
+// a usage error before anything is read or written.
+func TestFieldManagerNamesTheWriter(t *testing.T) {
+	ctx := begin(t)
+	create(ctx, t, stuck())
+	r := kubectl(ctx, t, "longhorn-engines", "fix", stuckVolume, "--yes", "--field-manager=")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--field-manager must not be empty") || !engineActive(ctx, t, stale) {
+		t.Errorf("an empty --field-manager: want exit 2 and nothing written:\n%v", r)
+	}
+	const manager = "upgrade-window-42"
+	r = kubectl(ctx, t, "longhorn-engines", "fix", stuckVolume, "--yes", "--wait=false", "--field-manager="+manager,
+		"--backup-dir", filepath.Join(t.TempDir(), "backup"))
+	if r.Code != 0 {
+		t.Fatalf("fix --field-manager:\n%v", r)
+	}
+	// The replica writes come first and the replicas stay (the engine may
+	// already be gone: Longhorn removes it once it is inactive).
+	list, err := cluster.Dynamic().Resource(longhorn.Replicas.GVR()).Namespace(cluster.Namespace()).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	managers := map[string]bool{}
+	for _, it := range list.Items {
+		for _, mf := range it.GetManagedFields() {
+			managers[mf.Manager] = true
+		}
+	}
+	if !managers[manager] || managers["kubectl-longhorn-engines"] {
+		t.Errorf("replicas' field managers %v: want %q and not the default", managers, manager)
+	}
+}

@@ -15,10 +15,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// fieldManager names fix in managedFields, so `kubectl get -o yaml
-// --show-managed-fields` shows who flipped the flag.
-const fieldManager = "kubectl-longhorn-engines"
-
 // deactivatePatch is a JSON patch whose test operations make the server
 // refuse it unless the engine is still the same object (uid), unchanged
 // since the re-check (resourceVersion) and still active. The server applies
@@ -76,7 +72,7 @@ func (r *Repairer) writeReplica(ctx context.Context, w ReplicaWrite) error {
 		return fmt.Errorf("refusing to write replica %s with --dry-run=%s", w.Name, r.DryRun)
 	}
 	ri := r.Client.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(r.Namespace)
-	_, err := ri.Patch(ctx, w.Name, types.JSONPatchType, replicaPatch(w), metav1.PatchOptions{DryRun: dry, FieldManager: fieldManager})
+	_, err := ri.Patch(ctx, w.Name, types.JSONPatchType, replicaPatch(w), metav1.PatchOptions{DryRun: dry, FieldManager: r.FieldManager})
 	return explainReplicaWrite(err, w, r.Namespace)
 }
 
@@ -129,7 +125,7 @@ func (r *Repairer) write(ctx context.Context, action detect.Action, keep, e Engi
 	verb := "patch"
 	switch action {
 	case detect.ActionDeactivate:
-		_, err = ri.Patch(ctx, e.Name, types.JSONPatchType, deactivatePatch(e), metav1.PatchOptions{DryRun: dry, FieldManager: fieldManager})
+		_, err = ri.Patch(ctx, e.Name, types.JSONPatchType, deactivatePatch(e), metav1.PatchOptions{DryRun: dry, FieldManager: r.FieldManager})
 	case detect.ActionDelete:
 		verb = "delete"
 		uid := types.UID(e.UID)

@@ -142,6 +142,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f.IntVar(&o.Parallel, "parallel", o.Parallel, "Volumes repaired at the same time")
 	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never")
 	f.BoolVar(&o.Events, "events", o.Events, "Record a Kubernetes Event on each volume repaired, refused, skipped or verified (events.k8s.io; never in a dry run; see docs/observability.md)")
+	cmdutil.AddFieldManagerFlag(c, &o.FieldManager)
 	f.BoolVarP(&watch, "watch", "w", false, "Guard the namespace: watch for --for and repair volumes that stay repairable for --settle")
 	g.AddFlags(f)
 	cmdutil.EnumCompletion(c, "strategy", Strategies)

@@ -44,6 +44,8 @@ type Options struct {
 	Color     string
 	// Events records Kubernetes Events on the volumes (--events).
 	Events bool
+	// FieldManager names fix in managedFields (--field-manager).
+	FieldManager string
 	// Hooks are set by tests only.
 	Hooks Hooks
 
@@ -115,6 +117,9 @@ func (o *Options) Validate() error {
 	if err := ValidateBackupTo(o.BackupTo); err != nil {
 		return err
 	}
+	if err := cmdutil.ValidateFieldManager(o.FieldManager); err != nil {
+		return err
+	}
 	return cmdutil.ValidateColor(o.Color)
 }
 
@@ -182,6 +187,7 @@ func (o *Options) Run(ctx context.Context) error {
 	r, err := NewRepairer(Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
 		Wait: o.Wait, Timeout: o.Timeout, PollInterval: o.Hooks.PollInterval, Printer: pr,
+		FieldManager: o.FieldManager,
 	}, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))

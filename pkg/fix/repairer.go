@@ -26,6 +26,9 @@ type Settings struct {
 	PendingThreshold time.Duration
 	// Printer prints the kubectl-style lines and progress.
 	Printer *Printer
+	// FieldManager names the writer in managedFields (--field-manager);
+	// "" is cmdutil.DefaultFieldManager.
+	FieldManager string
 }
 
 // Backups say where a Repairer saves what it writes to, before it writes.
@@ -50,6 +53,9 @@ func NewRepairer(s Settings, b Backups) (*Repairer, error) {
 	if r.PendingThreshold <= 0 {
 		r.PendingThreshold = detect.DefaultPendingThreshold
 	}
+	if r.FieldManager == "" {
+		r.FieldManager = cmdutil.DefaultFieldManager
+	}
 	if s.DryRun != cmdutil.DryRunNone {
 		return r, nil
 	}
@@ -65,6 +71,9 @@ func NewRepairer(s Settings, b Backups) (*Repairer, error) {
 	if err != nil {
 		_ = bk.Close()
 		return nil, err
+	}
+	if cm != nil {
+		cm.FieldManager = r.FieldManager
 	}
 	r.Backup, r.ConfigMaps = bk, cm
 	return r, nil

@@ -102,6 +102,9 @@ func (o *Options) Validate() error {
 	if len(f.Volumes) > 0 && f.All {
 		return errors.New("name volumes or pass --all, not both")
 	}
+	if err := cmdutil.ValidateFieldManager(f.FieldManager); err != nil {
+		return err
+	}
 	switch {
 	case o.For <= 0:
 		return errors.New("--for must be positive")
@@ -167,6 +170,7 @@ func (o *Options) Run(ctx context.Context) error {
 	r, err := fix.NewRepairer(fix.Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
 		Wait: f.Wait, Timeout: f.Timeout, PollInterval: o.Hooks.pollInterval(), Printer: pr,
+		FieldManager: f.FieldManager,
 	}, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))

@@ -12,9 +12,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
-// fieldManager names this tool in managedFields, as fix does.
-const fieldManager = "kubectl-longhorn-engines"
-
 // maxConflicts bounds how often a step is decided again after a 409: Longhorn
 // writes volumes and attachments often, so one conflict is ordinary.
 const maxConflicts = 8
@@ -57,7 +54,7 @@ func (s *session) apply(ctx context.Context, w write) error {
 	}
 	s.infof("  %s (resourceVersion %s)", w.what, w.resourceVersion)
 	if s.o.dryRun != cmdutil.DryRunClient {
-		opts := metav1.PatchOptions{FieldManager: fieldManager}
+		opts := metav1.PatchOptions{FieldManager: s.o.FieldManager}
 		if s.o.dryRun == cmdutil.DryRunServer {
 			opts.DryRun = []string{metav1.DryRunAll}
 		}

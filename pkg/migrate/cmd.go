@@ -129,6 +129,7 @@ func addStepFlags(c *cobra.Command, o *Options) {
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the migration engine to be ready (and, after a confirm, for the verification)")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not prompt for confirmation")
 	cmdutil.AddDryRunFlag(c, &o.DryRun, `Must be "none", "server", or "client". client: print the write without sending it; server: send it with dryRun=All so the API server and admission check it, nothing persisted. Nothing is waited for.`)
+	cmdutil.AddFieldManagerFlag(c, &o.FieldManager)
 	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment")
 	f.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often to re-read the volume while waiting")
 	_ = f.MarkHidden("poll-interval")

@@ -3,10 +3,14 @@ package migrate_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
@@ -244,6 +248,47 @@ func TestSignalDuringMigrationWait(t *testing.T) {
 				t.Errorf("%d error lines", n)
 			}
 			e.expectSettled(vol, nodeA)
+		})
+	}
+}
+
+// TestFieldManager: the start's write carries --field-manager in
+// managedFields (the volume up to 1.4, its VolumeAttachment from 1.5), and
+// an empty one is a usage error before anything is written.
+func TestFieldManager(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"v1.4.3", "v1.6.0"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, version)
+			vol := "vol-manager"
+			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+			before := e.resourceVersions()
+			res := e.run("migrate", vol, "--to", nodeB, "--yes", "--field-manager=", poll)
+			expectCode(t, res, 2)
+			expectContains(t, "stderr", res.Stderr, "--field-manager must not be empty")
+			if after := e.resourceVersions(); !maps.Equal(before, after) {
+				t.Errorf("an invalid --field-manager wrote something")
+			}
+			// migrate without --confirm stops once ready: the start's write is
+			// still there to read
+			res = e.run("migrate", vol, "--to", nodeB, "--yes", "--field-manager=upgrade-window-42", poll)
+			expectCode(t, res, 0)
+			r := longhorn.Volumes
+			if longhorn.MustParseVersion(version).HasVolumeAttachments() {
+				r = longhorn.VolumeAttachments
+			}
+			u, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).Get(e.Ctx, vol, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var managers []string
+			for _, mf := range u.GetManagedFields() {
+				managers = append(managers, mf.Manager)
+			}
+			if !slices.Contains(managers, "upgrade-window-42") || slices.Contains(managers, cmdutil.DefaultFieldManager) {
+				t.Errorf("%s's field managers %v: want upgrade-window-42, not the default", r.Kind, managers)
+			}
 		})
 	}
 }

@@ -59,7 +59,9 @@ type Options struct {
 	Fix     bool
 	// BackupDir receives the objects before --fix changes them.
 	BackupDir string
-	Output    string // status only
+	// FieldManager names migrate in managedFields (--field-manager).
+	FieldManager string
+	Output       string // status only
 	// PollInterval is how often a wait re-reads the volume.
 	PollInterval time.Duration
 	// Terminal replaces the terminal test of In at the prompt (tests); nil
@@ -82,6 +84,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 		DryRun:       "none",
 		Output:       "text",
 		PollInterval: DefaultPollInterval,
+		FieldManager: cmdutil.DefaultFieldManager,
 	}
 }
 
@@ -116,6 +119,9 @@ func (o *Options) Complete(args []string) error {
 func (o *Options) Validate() error {
 	if o.Timeout <= 0 {
 		return errors.New("--timeout must be positive")
+	}
+	if err := cmdutil.ValidateFieldManager(o.FieldManager); err != nil {
+		return err
 	}
 	if o.PollInterval <= 0 {
 		return errors.New("--poll-interval must be positive")

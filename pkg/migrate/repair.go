@@ -52,7 +52,8 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 	r, err := fix.NewRepairer(fix.Settings{
 		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
 		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
-		Printer: &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
+		Printer:      &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
+		FieldManager: s.o.FieldManager,
 	}, fix.Backups{Dir: s.o.BackupDir, Now: time.Now()})
 	if err != nil {
 		return stop("--fix: %v, nothing was changed", err)
