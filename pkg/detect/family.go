@@ -259,3 +259,14 @@ func ticketList(ts []longhorn.AttachmentTicket) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// hasCSITicketFor: a csi-attacher ticket asks for node.
+func (c *familyCtx) hasCSITicketFor(node string) bool {
+	csi, _ := c.tickets()
+	for _, t := range csi {
+		if t.NodeID == node {
+			return true
+		}
+	}
+	return false
+}

@@ -35,13 +35,23 @@ func migrationWithoutNode(c *familyCtx, f *Finding) bool {
 		fmt.Sprintf("last resort, only if spec.migrationNodeID is still set once that attachment is gone: %s",
 			c.kubectl(fmt.Sprintf(`patch volumes.longhorn.io %s --type=merge -p '{"spec":{"migrationNodeID":""}}'`, v.Name))),
 	}
-	sev := SeverityWarning
+	// Seen on Longhorn's own controllers (internal/explore E18, 1.5.3 and
+	// 1.10.0): with no csi ticket asking for the target, the
+	// VolumeAttachment controller clears the request; from 1.7.0 it cancels
+	// the migration of a detached volume in any case.
+	ver := c.st.Version
+	clears := ver.Known() && ver.HasVolumeAttachments() && c.va != nil && !c.hasCSITicketFor(target)
+	if clears || (ver.Known() && ver.AtLeast(1, 7, 0)) {
+		c.set(f, TypeMigrationWithoutNode, SeverityInfo,
+			fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty: Longhorn %s cancels this migration request itself; if it lasts, see the steps", target, ver),
+			k, "migration-without-node")
+		f.Action = ActionWait
+		markMigration(f, target)
+		return true
+	}
 	reason := fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty (the old engine's node went away during a migration): no engine can become current and the volume neither attaches nor detaches; delete the migration target's CSI VolumeAttachment",
 		target)
-	if !k.AffectedRelease && c.st.Version.AtLeast(1, 7, 0) {
-		reason += fmt.Sprintf("; Longhorn %s cancels such a migration itself, look again if it lasts", c.st.Version)
-	}
-	c.set(f, TypeMigrationWithoutNode, sev, reason, k, "migration-without-node")
+	c.set(f, TypeMigrationWithoutNode, SeverityWarning, reason, k, "migration-without-node")
 	markMigration(f, target)
 	return true
 }

@@ -79,10 +79,19 @@ func expectFamily(t *testing.T, s *scenario, want Type, affected bool, steps ...
 			t.Errorf("%s: steps lack %q:\n%s", want, s, all)
 		}
 	}
-	if !f.Severity.NeedsAttention() {
+	if affected && !f.Severity.NeedsAttention() {
 		t.Errorf("%s: severity %s does not make scan exit 1", want, f.Severity)
 	}
 	return f
+}
+
+// expectWait: on a release whose own controller leaves the state by itself,
+// the family finding is informational and waits.
+func expectWait(t *testing.T, f Finding) {
+	t.Helper()
+	if f.Severity != SeverityInfo || f.Action != ActionWait || !strings.Contains(f.Reason, "itself") {
+		t.Errorf("%s: %s/%s, want info/wait (Longhorn leaves the state itself): %s", f.Type, f.Severity, f.Action, f.Reason)
+	}
 }
 
 func TestFamilyMigrationNeverConfirmed(t *testing.T) {
@@ -137,8 +146,11 @@ func TestFamilyStaleMigrationNodeID(t *testing.T) {
 		v.Status.CurrentMigrationNodeID = nodeB
 		s.engine(s.engA).Spec.NodeID = ""
 		s.engine(s.engA).Status.CurrentState = longhorn.StateStopped
-		expectFamily(t, s, TypeStaleMigrationNodeID, tc.affected,
+		f := expectFamily(t, s, TypeStaleMigrationNodeID, tc.affected,
 			`patch volumes.longhorn.io vol-cm --subresource=status --type=merge -p '{"status":{"currentMigrationNodeID":""}}'`)
+		if !tc.affected {
+			expectWait(t, f) // 1.10.0 clears it (explorer E19)
+		}
 	}
 	// attached with currentMigrationNodeID and no request: Longhorn is
 	// finishing a confirm or rollback
@@ -157,9 +169,32 @@ func TestFamilyMigrationWithoutNode(t *testing.T) {
 		s := migrating(tc.vc, "vol-nn")
 		v := s.volume()
 		v.Spec.NodeID = ""
-		expectFamily(t, s, TypeMigrationWithoutNode, tc.affected,
+		f := expectFamily(t, s, TypeMigrationWithoutNode, tc.affected,
 			"kubectl delete volumeattachments.storage.k8s.io "+longhorn.CSITicketID("vol-nn", nodeB),
 			`'{"spec":{"migrationNodeID":""}}'`)
+		if !tc.affected {
+			expectWait(t, f) // 1.7.0 cancels it
+		}
+	}
+	// 1.5/1.6 with the VolumeAttachment read: without a csi ticket for the
+	// target Longhorn clears the request (explorer E18); with one it stays.
+	for _, target := range []bool{false, true} {
+		s := migrating(vcL16, "vol-nn")
+		s.volume().Spec.NodeID = ""
+		ts := []longhorn.AttachmentTicket{csiTicket("vol-nn", nodeA)}
+		if target {
+			ts = append(ts, csiTicket("vol-nn", nodeB))
+		}
+		s.withTickets(map[string]bool{}, ts...)
+		if !target {
+			_, f := s.classify(t)
+			if f.Type != TypeMigrationWithoutNode {
+				t.Fatalf("type %s, want %s", f.Type, TypeMigrationWithoutNode)
+			}
+			expectWait(t, f)
+			continue
+		}
+		expectFamily(t, s, TypeMigrationWithoutNode, true)
 	}
 }
 

@@ -11,8 +11,12 @@ import (
 // rollback being finished never moves on ("" when nothing blocks it). Read
 // in longhorn-manager's volume controller: every release skips a volume
 // whose engine upgrade is pending; up to 1.6 it also skips a volume with
-// spec.nodeID or status.currentNodeID empty, and one whose robustness is
-// neither healthy nor degraded (1.7 reworked these checks).
+// spec.nodeID empty, and one whose robustness is neither healthy nor
+// degraded (1.7 reworked these checks). It skips one with
+// status.currentNodeID empty too, but that does not last: with spec.nodeID
+// set the attach state machine detaches and re-attaches the volume, which
+// sets it (Longhorn 1.4.3 and 1.5.3 finish such a rollback by themselves,
+// internal/explore E17).
 func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 	if v.UpgradePending() {
 		return fmt.Sprintf("an engine upgrade is pending (image %q, status.currentImage %q): Longhorn skips the migration while it is, and the upgrade cannot finish while the volume has two engines (longhorn#7833)",
@@ -24,8 +28,6 @@ func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 	switch {
 	case v.Spec.NodeID == "":
 		return "spec.nodeID is empty: Longhorn " + ver.String() + " does not process the migration of a volume that is not attached (longhorn#8735)"
-	case v.Status.CurrentNodeID == "":
-		return "status.currentNodeID is empty: Longhorn " + ver.String() + " does not process the migration of a volume that is not running"
 	case !v.RobustnessUsable():
 		return fmt.Sprintf("robustness is %q: Longhorn %s processes a migration only while the volume is healthy or degraded", v.Status.Robustness, ver)
 	}

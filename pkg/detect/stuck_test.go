@@ -64,6 +64,8 @@ func TestStuckNotWait(t *testing.T) {
 	upgrade := func(s *scenario) { setWantedImage(s, imgNew) }
 	faulted := func(s *scenario) { s.volume().Status.Robustness = "faulted" }
 	noNode := func(s *scenario) { s.volume().Spec.NodeID = "" }
+	// Longhorn re-attaches, which sets it (explorer E17)
+	noCurrent := func(s *scenario) { s.volume().Status.CurrentNodeID = "" }
 	none := func(s *scenario) {}
 	for _, c := range []tc{
 		{"in flight, upgrade pending", "v1.4.3", inFlight(upgrade), true},
@@ -72,6 +74,8 @@ func TestStuckNotWait(t *testing.T) {
 		{"in flight, faulted", "v1.10.0", inFlight(faulted), false},
 		{"in flight, spec.nodeID empty", "v1.5.3", inFlight(noNode), true},
 		{"in flight", "v1.5.3", inFlight(none), false},
+		{"in flight, status.currentNodeID empty", "v1.4.3", inFlight(noCurrent), false},
+		{"extra engine, status.currentNodeID empty", "v1.5.3", extraInactive(noCurrent), false},
 		{"extra engine, upgrade pending", "v1.4.3", extraInactive(upgrade), true},
 		{"extra engine, faulted", "v1.6.0", extraInactive(faulted), true},
 		{"extra engine", "v1.4.3", extraInactive(none), false},
