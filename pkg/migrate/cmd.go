@@ -121,6 +121,7 @@ func addFixFlags(c *cobra.Command, o *Options) {
 	f := c.Flags()
 	f.BoolVar(&o.Fix, "fix", false, "If the confirm leaves two active engines (longhorn#6642), repair them as 'fix VOLUME' would, then verify")
 	f.StringVar(&o.BackupDir, "backup-dir", "", "With --fix: where the objects are saved before the repair changes them (default: a new longhorn-engines-fix-<time> folder in the working directory)")
+	f.BoolVar(&o.Events, "events", o.Events, "With --fix: record Kubernetes Events on the volume for the repair and its verification, as fix does (events.k8s.io; see docs/observability.md)")
 }
 
 // addStepFlags are the flags of every writing subcommand.

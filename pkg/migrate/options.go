@@ -61,6 +61,8 @@ type Options struct {
 	BackupDir string
 	// FieldManager names migrate in managedFields (--field-manager).
 	FieldManager string
+	// Events records Kubernetes Events of a --fix repair (--events).
+	Events bool
 	Output       string // status only
 	// PollInterval is how often a wait re-reads the volume.
 	PollInterval time.Duration
@@ -85,6 +87,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 		Output:       "text",
 		PollInterval: DefaultPollInterval,
 		FieldManager: cmdutil.DefaultFieldManager,
+		Events:       true,
 	}
 }
 

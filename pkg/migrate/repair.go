@@ -68,6 +68,10 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 		return stop("--fix: fix does not act on volume %s: %s", s.vol, p.Why)
 	}
 	out := r.RepairFresh(ctx, p)
+	// the repair's Events, as fix records them (--events)
+	rec := fix.StartEvents(ctx, s.c, s.ns, s.o.Events, cmdutil.DryRunNone, func(m string) { s.infof("%s", m) })
+	fix.RecordOutcome(rec, fix.VolumeRef(ctx, s.c, s.ns, s.vol, p.Snapshot.VolumeUID), p.Action, out)
+	rec.Close(fix.EventFlushTimeout)
 	if out.Result != fix.ResultRepaired {
 		s.step("Not repaired by fix (%s): %s.", out.Result, out.Detail)
 		return stop("--fix: volume %s was not repaired (%s)", s.vol, out.Result)
