@@ -63,7 +63,7 @@ type Options struct {
 	FieldManager string
 	// Events records Kubernetes Events of a --fix repair (--events).
 	Events bool
-	Output       string // status only
+	Output string // status only
 	// PollInterval is how often a wait re-reads the volume.
 	PollInterval time.Duration
 	// Terminal replaces the terminal test of In at the prompt (tests); nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // A support bundle, as support-bundle-kit writes it for
@@ -114,7 +115,17 @@ type catalog struct {
 	storageGroup bool
 }
 
+// loadBundle reads an opened bundle. Every string read is escaped for a
+// terminal (safetext.All), as Load does.
 func loadBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptions) (*Offline, error) {
+	off, err := readBundle(ctx, b, info, o)
+	if off != nil {
+		safetext.All(off)
+	}
+	return off, err
+}
+
+func readBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptions) (*Offline, error) {
 	warnf := o.warnf()
 	display := filepath.Base(info.path)
 	roots := bundleRoots(b.files())

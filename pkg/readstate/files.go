@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // Stdin is the file name that reads standard input, as in kubectl -f -.
@@ -23,7 +25,17 @@ var fileExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // output: single objects, Lists and multi-document YAML, in any mix, from
 // files, folders (their .yaml, .yml and .json files) and stdin ("-"). A file
 // that cannot be opened or parsed is reported and the others are still read.
+//
+// Every string read is escaped for a terminal (safetext.All), as Load does.
 func LoadFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOptions) (*Offline, error) {
+	off, err := readFiles(ctx, names, stdin, o)
+	if off != nil {
+		safetext.All(off)
+	}
+	return off, err
+}
+
+func readFiles(ctx context.Context, names []string, stdin io.Reader, o OfflineOptions) (*Offline, error) {
 	warnf := o.warnf()
 	c := newCollector()
 	var newest time.Time

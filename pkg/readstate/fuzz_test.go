@@ -14,6 +14,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // The parsers take files from users' clusters: whatever the bytes, they
@@ -135,6 +136,10 @@ func FuzzBundleParse(f *testing.F) {
 			off, err := loadBundle(ctx, fsys, bundleInfo{path: "fuzz.zip"}, OfflineOptions{Namespace: ns, Warnf: warn})
 			if err != nil {
 				continue
+			}
+			// Nothing read reaches a terminal raw (safetext.All).
+			if bad := safetext.NotPrintable(off); len(bad) > 0 {
+				t.Fatalf("text read from the bundle is not escaped: %q", bad)
 			}
 			// An incomplete read must say so (the commands exit 2 on it),
 			// never pass for a complete one.

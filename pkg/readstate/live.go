@@ -13,6 +13,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // LoadOptions select what to read.
@@ -46,7 +47,19 @@ func (e *NotFoundError) Error() string {
 // own (ReadVolumes: a few requests each, whatever the size of the cluster);
 // otherwise every resource is read with one paginated LIST (never one
 // request per volume).
+//
+// Every string of the state is escaped for a terminal (safetext.All), here
+// once, so that no printer has to: a name or a message with an escape
+// sequence shows as text. Backups are taken from the raw objects instead.
 func Load(ctx context.Context, c *Client, o LoadOptions) (*longhorn.State, error) {
+	st, err := load(ctx, c, o)
+	if st != nil {
+		safetext.All(st)
+	}
+	return st, err
+}
+
+func load(ctx context.Context, c *Client, o LoadOptions) (*longhorn.State, error) {
 	warnf := o.Warnf
 	if warnf == nil {
 		warnf = func(string, ...any) {}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // VolumeRead is one volume read on its own, for commands that name volumes
@@ -49,13 +50,22 @@ type RawObjects struct {
 
 // ReadVolume reads one volume and the version setting, all at once.
 func ReadVolume(ctx context.Context, c *Client, ns, vol string) (*VolumeRead, error) {
-	return readVolume(ctx, c, ns, vol, nil, true)
+	return escaped(readVolume(ctx, c, ns, vol, nil, true))
 }
 
 // ReadVolumeAt reads one volume of a Longhorn whose version is already known
 // (src says where it came from).
 func ReadVolumeAt(ctx context.Context, c *Client, ns, vol string, ver longhorn.Version, src string) (*VolumeRead, error) {
-	return readVolume(ctx, c, ns, vol, &knownVersion{v: ver, src: src}, true)
+	return escaped(readVolume(ctx, c, ns, vol, &knownVersion{v: ver, src: src}, true))
+}
+
+// escaped escapes the read's state for a terminal, as Load does; the raw
+// objects (the backups) stay as the server sent them.
+func escaped(r *VolumeRead, err error) (*VolumeRead, error) {
+	if r != nil && r.State != nil {
+		safetext.All(r.State)
+	}
+	return r, err
 }
 
 // knownVersion is what a read of several volumes learnt from the first:

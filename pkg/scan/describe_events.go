@@ -11,6 +11,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
 )
 
@@ -50,7 +51,7 @@ func (o *Options) printEvents(ctx context.Context, w io.Writer, st *longhorn.Sta
 		return nil // the server serves no Events API (a bare test server)
 	}
 	if err != nil {
-		_, err = fmt.Fprintf(w, "Events:  <not read: %s>\n", volevents.Escape(cmdutil.Explain(err, "list", "events", st.Namespace).Error()))
+		_, err = fmt.Fprintf(w, "Events:  <not read: %s>\n", safetext.Escape(cmdutil.Explain(err, "list", "events", st.Namespace).Error()))
 		return err
 	}
 	return volevents.Print(w, evs, time.Now())

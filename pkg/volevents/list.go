@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // List reads the Events of a volume the way `kubectl describe` does: core/v1
@@ -68,7 +68,7 @@ func Print(w io.Writer, evs []corev1.Event, now time.Time) error {
 	fmt.Fprintln(tw, "  Type\tReason\tAge\tFrom\tMessage")
 	fmt.Fprintln(tw, "  ----\t------\t----\t----\t-------")
 	for _, e := range evs {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", Escape(e.Type), Escape(e.Reason), age(e, now), Escape(source(e)), Escape(strings.TrimSpace(message(e))))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", safetext.Escape(e.Type), safetext.Escape(e.Reason), age(e, now), safetext.Escape(source(e)), safetext.Escape(strings.TrimSpace(message(e))))
 	}
 	return tw.Flush()
 }
@@ -121,23 +121,4 @@ func age(e corev1.Event, now time.Time) string {
 		return fmt.Sprintf("%s (x%d over %s)", last, count, duration.HumanDuration(now.Sub(firstSeen(e))))
 	}
 	return last
-}
-
-// Escape makes text from the cluster safe to print on a terminal: control
-// characters and other unprintable runes are written as Go escapes.
-func Escape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t' || r == '\n':
-			b.WriteByte(' ')
-		case unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	return b.String()
 }

@@ -1,0 +1,199 @@
+// Package safetext makes text that came from a cluster or a support bundle
+// safe to print on a terminal: an object name, a workload name, a log line
+// or a message can carry escape sequences that would set the terminal's
+// title, clear its screen or hide what follows.
+package safetext
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Safe reports whether s prints as itself: valid UTF-8 of printable runes
+// and spaces only, and no backslash (Escape writes one as two, so that two
+// different texts never print the same).
+func Safe(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r == '\\' || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Escape returns s with every rune a terminal could act on written as a Go
+// escape (`\u001b` for ESC, `\n` for a newline, `\\` for a backslash, `\x9b`
+// for a byte that is not UTF-8), so that a value stays on its line and in
+// its column. A safe s is returned as it is; an escaped one always holds a
+// backslash, so two different texts never print the same.
+func Escape(s string) string {
+	if Safe(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i-1])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	return b.String()
+}
+
+// Printable reports whether s is valid UTF-8 of printable runes and spaces
+// only: nothing in it acts on a terminal.
+func Printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// All escapes, in place, every string that ptr reaches through exported
+// fields, pointers, slices, maps (keys too) and interfaces. Readers call it
+// once on what they read, so that no printer has to remember to. Text that
+// is already safe costs a read: nothing is copied.
+func All(ptr any) {
+	walker{keep: Safe, fix: Escape}.walk(reflect.ValueOf(ptr))
+}
+
+// NotPrintable lists the strings ptr reaches (as All walks) that are not
+// Printable: after All, none.
+func NotPrintable(ptr any) []string {
+	var out []string
+	walker{keep: Printable, fix: func(s string) string {
+		out = append(out, s)
+		return s
+	}}.walk(reflect.ValueOf(ptr))
+	return out
+}
+
+// walker gives every settable string that keep refuses to fix and stores
+// what fix returns.
+type walker struct {
+	keep func(string) bool
+	fix  func(string) string
+}
+
+func (w walker) walk(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			w.walk(v.Elem())
+		}
+	case reflect.Interface:
+		if v.IsNil() || !v.CanSet() || w.clean(v.Elem()) {
+			return
+		}
+		c := reflect.New(v.Elem().Type()).Elem()
+		c.Set(v.Elem())
+		w.walk(c)
+		v.Set(c)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				w.walk(f)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if !holdsText(v.Type().Elem()) {
+			return
+		}
+		for i := range v.Len() {
+			w.walk(v.Index(i))
+		}
+	case reflect.Map:
+		// map entries cannot be set in place: a map with anything to fix is
+		// built anew, one without is left alone
+		if !v.CanSet() || w.clean(v) {
+			return
+		}
+		m := reflect.MakeMapWithSize(v.Type(), v.Len())
+		it := v.MapRange()
+		for it.Next() {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.Set(it.Key())
+			w.walk(k)
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			w.walk(e)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.String:
+		if s := v.String(); v.CanSet() && !w.keep(s) {
+			if t := w.fix(s); t != s {
+				v.SetString(t)
+			}
+		}
+	}
+}
+
+// clean: every string v reaches is one keep accepts (read only).
+func (w walker) clean(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || w.clean(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && !w.clean(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if !holdsText(v.Type().Elem()) {
+			return true
+		}
+		for i := range v.Len() {
+			if !w.clean(v.Index(i)) {
+				return false
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if !w.clean(it.Key()) || !w.clean(it.Value()) {
+				return false
+			}
+		}
+	case reflect.String:
+		return w.keep(v.String())
+	}
+	return true
+}
+
+// holdsText: values of t may reach a string (a []byte or a []int does not).
+func holdsText(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Pointer, reflect.Interface, reflect.Struct, reflect.Slice, reflect.Array, reflect.Map:
+		return true
+	}
+	return false
+}
