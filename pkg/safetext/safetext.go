@@ -13,25 +13,15 @@ import (
 )
 
 // Safe reports whether s prints as itself: valid UTF-8 of printable runes
-// and spaces only, and no backslash (Escape writes one as two, so that two
-// different texts never print the same).
-func Safe(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if r == '\\' || !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
-}
+// and spaces only. It is Printable: a log line's backslashes stay as they
+// are.
+func Safe(s string) bool { return Printable(s) }
 
 // Escape returns s with every rune a terminal could act on written as a Go
-// escape (`\u001b` for ESC, `\n` for a newline, `\\` for a backslash, `\x9b`
-// for a byte that is not UTF-8), so that a value stays on its line and in
-// its column. A safe s is returned as it is; an escaped one always holds a
-// backslash, so two different texts never print the same.
+// escape (`\u001b` for ESC, `\n` for a newline, `\x9b` for a byte that is not
+// UTF-8), so that a value stays on its line and in its column; in such a
+// text a backslash is written as two, so that the escapes read one way. A
+// safe s is returned as it is.
 func Escape(s string) string {
 	if Safe(s) {
 		return s
