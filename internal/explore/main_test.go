@@ -2,7 +2,6 @@ package explore
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -54,7 +53,7 @@ func clusterFor(t *testing.T, rel string) *testcluster.Cluster {
 	}
 	c := clusters[rel]
 	if c == nil {
-		t.Skip(fmt.Sprintf("Longhorn %s not selected", rel))
+		t.Skipf("Longhorn %s not selected", rel)
 	}
 	return c
 }

@@ -254,11 +254,3 @@ func exitErr(outs []Outcome) error {
 	}
 	return nil
 }
-
-func stringsOf(es []EngineRef) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Name
-	}
-	return out
-}

@@ -24,9 +24,6 @@ type readiness struct {
 	// (an instance-manager or kubelet restart, longhorn#7302); a wait
 	// gives that a grace period instead of failing on the poll that sees it.
 	recreating string
-	// sourceDown: the serving engine is not running and its node is not
-	// Ready (filled in by the caller, who reads nodes).
-	sourceDown bool
 }
 
 func (r readiness) String() string {
