@@ -701,7 +701,7 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 
 // Fixed releases repair a volume stuck before the upgrade exactly like the
 // affected ones, refusing on the same preconditions; unknown, pre-1.3,
-// 1.11+ and v2 volumes never act.
+// 1.13+ and v2 volumes never act.
 func TestTwoActiveEnginesOnFixedOrUnknown(t *testing.T) {
 	refusing := map[string]func(*scenario){
 		"spec.nodeID":    func(s *scenario) { s.volume().Spec.NodeID = "" },
@@ -714,7 +714,7 @@ func TestTwoActiveEnginesOnFixedOrUnknown(t *testing.T) {
 		"faulted":       func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessFaulted },
 		"cmn = current": func(s *scenario) { s.volume().Status.CurrentMigrationNodeID = nodeB },
 	}
-	for _, vc := range []versionCase{vcL14f, vcL15f, vcL16, {"v1.9.0", "v1.9.0", false}, {"v1.10.0", "v1.10.0", false}} {
+	for _, vc := range []versionCase{vcL14f, vcL15f, vcL16, {"v1.9.0", "v1.9.0", false}, {"v1.10.0", "v1.10.0", false}, {"v1.11.1", "v1.11.1", false}, {"v1.12.1-v1", "v1.12.1", false}} {
 		for name, m := range refusing {
 			s := stuck(vc, "vol")
 			m(s)
@@ -735,7 +735,7 @@ func TestTwoActiveEnginesOnFixedOrUnknown(t *testing.T) {
 			assertFlip(t, f, s)
 		}
 	}
-	for _, vc := range []versionCase{vcUnknown, vcV2, {"v1.2.6", "v1.2.6", false}, {"v1.11.0", "v1.11.0", false}, {"v1.12.1-v1", "v1.12.1", false}} {
+	for _, vc := range []versionCase{vcUnknown, vcV2, {"v1.2.6", "v1.2.6", false}, {"v1.13.0", "v1.13.0", false}} {
 		for name, m := range acting {
 			s := stuck(vc, "vol")
 			m(s)
@@ -750,9 +750,9 @@ func TestTwoActiveEnginesOnFixedOrUnknown(t *testing.T) {
 	if f.Refused() || !strings.Contains(f.Reason, "not one this tool repairs") {
 		t.Errorf("v1.2.6: refused=%t reason %s", f.Refused(), f.Reason)
 	}
-	s = stuck(versionCase{"v1.11.0", "v1.11.0", false}, "vol")
-	if _, f := s.classify(t); !strings.Contains(f.Reason, "not been proven") || !strings.Contains(f.Reason, "docs/troubleshooting-two-active-engines.md") {
-		t.Errorf("v1.11.0: reason %s", f.Reason)
+	s = stuck(versionCase{"v1.13.0", "v1.13.0", false}, "vol")
+	if _, f := s.classify(t); !strings.Contains(f.Reason, "not been proven") || !strings.Contains(f.Reason, "newest release proven: 1.12") || !strings.Contains(f.Reason, "docs/troubleshooting-two-active-engines.md") {
+		t.Errorf("v1.13.0: reason %s", f.Reason)
 	}
 }
 

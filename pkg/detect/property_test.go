@@ -19,7 +19,7 @@ import (
 // Property test: random small states, invariants that must hold whatever
 // the decision table says about a particular row.
 
-var genVersions = []string{"", "v1.2.6", "v1.3.2", "v1.4.3", "v1.4.4", "v1.5.0", "v1.5.1", "v1.5.2", "v1.5.3", "v1.6.0", "v1.9.1", "v1.10.0", "v1.11.0", "v1.12.1"}
+var genVersions = []string{"", "v1.2.6", "v1.3.2", "v1.4.3", "v1.4.4", "v1.5.0", "v1.5.1", "v1.5.2", "v1.5.3", "v1.6.0", "v1.9.1", "v1.10.0", "v1.11.0", "v1.12.1", "v1.13.0"}
 
 type gen struct{ r *rand.Rand }
 
@@ -549,7 +549,7 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 	}
 	switch {
 	case cls == longhorn.ClassL13 || cls == longhorn.ClassL14a || cls == longhorn.ClassL15a:
-	case cls.Fixed() && !st.Version.AtLeast(1, 11, 0) && v.DataEngineName() == longhorn.DataEngineV1:
+	case cls.Fixed() && !st.Version.AtLeast(1, 13, 0) && v.DataEngineName() == longhorn.DataEngineV1:
 	default:
 		t.Fatalf("%s: action %s on %s (%s, %s): %s", v.Name, f.Action, st.Version, cls, v.DataEngineName(), ctx())
 	}

@@ -1,9 +1,18 @@
 package detect
 
 import (
+	"fmt"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
+
+// newestProven is the newest release whose own controllers converged after
+// fix with nothing lost (internal/realtest on v1.12.0; 1.11 lies between two
+// proven lines and runs on the simulator only, its controllers do not build
+// from the Go module proxy): its minor line is repaired, later ones are
+// reported only. Lift it only with such a run.
+var newestProven = longhorn.Version{Major: 1, Minor: 12}
 
 // The Longhorn release → action table of fix, in one place: what fix does to
 // the stale engines of a v1 volume stuck with two active engines, once every
@@ -15,8 +24,8 @@ import (
 //	1.5.0, 1.5.1               delete while status.currentMigrationNodeID is
 //	                           the current node (the stuck confirm's own
 //	                           state), deactivate otherwise
-//	1.4.4+, 1.5.2–1.10         deactivate (stuck before the upgrade)
-//	1.11+, before 1.3, v2      no automatic fix
+//	1.4.4+, 1.5.2–1.12         deactivate (stuck before the upgrade)
+//	1.13+, before 1.3, v2      no automatic fix
 //	unknown                    none (the first precondition fails)
 
 // ReleaseRepair is the engine action fix takes on release v for a v1 volume
@@ -71,8 +80,9 @@ func notRepairedOn(ver longhorn.Version, v *longhorn.Volume) string {
 		return "Longhorn version " + ver.String() + " is not one this tool repairs: no automatic fix"
 	case v.DataEngineName() != longhorn.DataEngineV1:
 		return "this is a " + v.DataEngineName() + " volume on Longhorn " + ver.String() + ", whose confirm repoints replicas instead of switching their flags: no automatic fix, report it to Longhorn with this evidence"
-	case ver.AtLeast(1, 11, 0):
-		return "the repair has not been proven on Longhorn " + ver.String() + " (newest release proven: 1.10): no automatic fix, report it with this evidence (see " + docs.Troubleshooting + ")"
+	case ver.AtLeast(newestProven.Major, newestProven.Minor+1, 0):
+		return fmt.Sprintf("the repair has not been proven on Longhorn %s (newest release proven: %d.%d): no automatic fix, report it with this evidence (see %s)",
+			ver, newestProven.Major, newestProven.Minor, docs.Troubleshooting)
 	}
 	return ""
 }

@@ -77,8 +77,8 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 			tc{v, testenv.Healthy, fix.ExitOK, "healthy"},
 		)
 	}
-	// The newest release a repair was run on is 1.10.
-	cases = append(cases, tc{"v1.11.0", testenv.TwoActiveEngines, fix.ExitNotDone, "has not been proven on Longhorn v1.11.0"})
+	// The newest release a repair was run on is 1.12.
+	cases = append(cases, tc{"v1.13.0", testenv.TwoActiveEngines, fix.ExitNotDone, "has not been proven on Longhorn v1.13.0"})
 	cases = append(cases, tc{vL14f, testenv.PendingCleanup, fix.ExitOK, "in-flight"})
 	for _, c := range cases {
 		name := c.version + "/" + strings.TrimPrefix(funcName(c.build), "testenv.")

@@ -13,7 +13,7 @@ import (
 )
 
 // genVersions are the releases random states are drawn on.
-var genVersions = []string{"v1.3.2", "v1.4.3", "v1.4.4", "v1.5.1", "v1.5.2", "v1.5.3", "v1.6.0", "v1.10.0", "v1.11.0", "v1.12.1"}
+var genVersions = []string{"v1.3.2", "v1.4.3", "v1.4.4", "v1.5.1", "v1.5.2", "v1.5.3", "v1.6.0", "v1.10.0", "v1.11.0", "v1.12.1", "v1.13.0"}
 
 // mutation breaks (or not) one thing of a #6642 state; most break a
 // precondition of the repair, some leave the repair safe.

@@ -33,7 +33,7 @@ func TestPlanProperties(t *testing.T) {
 		if f.Refused() {
 			fail("acts although a precondition failed")
 		}
-		if !st.Version.Affected() && (!st.Version.Class().Fixed() || st.Version.AtLeast(1, 11, 0)) {
+		if !st.Version.Affected() && (!st.Version.Class().Fixed() || st.Version.AtLeast(1, 13, 0)) {
 			fail("acts on a release it does not repair")
 		}
 		if p.Action == detect.ActionDelete && (st.Version.Class() != longhorn.ClassL15a || v.Status.CurrentMigrationNodeID != v.Status.CurrentNodeID) {

@@ -27,7 +27,8 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 		{vL14f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
 		{vL15f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
 		{vL16, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
-		{"v1.11.0", map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
+		{"v1.12.0", map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{"v1.13.0", map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
 	}
 	for _, tt := range tests {
 		st := stateOf(testenv.TwoActiveEngines(tt.version, "vol"))

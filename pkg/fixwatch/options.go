@@ -153,7 +153,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if !ver.Known() {
 		errOut.Printf("warning: Longhorn version unknown (%s): findings are reported, nothing is repaired", src)
 	} else if !ver.Affected() {
-		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.10; see %s)", ver, docs.SupportMatrix)
+		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.12; see %s)", ver, docs.SupportMatrix)
 	}
 	if err := preflight(ctx, o.client, o.namespace, watchedResources(ver), writeVerbs(ver, o.strategy, o.dryRun)); err != nil {
 		return cmdutil.WithCode(exitNoCheck, err)

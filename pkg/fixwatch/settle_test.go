@@ -154,11 +154,12 @@ func TestWriteVerbs(t *testing.T) {
 		{"v1.5.1", fix.StrategyDelete, cmdutil.DryRunNone, "delete"},
 		{"v1.4.3", fix.StrategyDelete, cmdutil.DryRunNone, ""},
 		{"v1.4.3", fix.StrategyAuto, cmdutil.DryRunClient, ""},
-		// fixed releases repair a volume stuck before the upgrade, up to 1.10
+		// fixed releases repair a volume stuck before the upgrade, up to 1.12
 		{"v1.6.0", fix.StrategyAuto, cmdutil.DryRunNone, "patch"},
 		{"v1.4.4", fix.StrategyAuto, cmdutil.DryRunNone, "patch"},
 		{"v1.10.0", fix.StrategyDelete, cmdutil.DryRunNone, ""},
-		{"v1.11.0", fix.StrategyAuto, cmdutil.DryRunNone, ""},
+		{"v1.12.0", fix.StrategyAuto, cmdutil.DryRunNone, "patch"},
+		{"v1.13.0", fix.StrategyAuto, cmdutil.DryRunNone, ""},
 	} {
 		got := writeVerbs(longhorn.MustParseVersion(tc.version), tc.s, tc.dry)
 		if g := joinOrEmpty(got); g != tc.want {

@@ -41,7 +41,8 @@ func TestTarget(t *testing.T) {
 		{"v1.4.3", "v1.5.1", false, true, detect.ActionDelete},
 		{"v1.3.3", "v1.4.2", false, true, detect.ActionDeactivate},
 		{"v1.5.2", "v1.6.0", false, false, detect.ActionDeactivate},
-		{"v1.5.2", "v1.11.0", false, false, detect.ActionNone},
+		{"v1.5.2", "v1.12.0", false, false, detect.ActionDeactivate},
+		{"v1.5.2", "v1.13.0", false, false, detect.ActionNone},
 	} {
 		g := assessTarget(longhorn.MustParseVersion(tc.from), longhorn.MustParseVersion(tc.to))
 		if g.Fixes != tc.fixes || g.Affected != tc.affect || g.Repair != tc.repair || !g.StuckStayStuck {
