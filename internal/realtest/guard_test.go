@@ -149,6 +149,7 @@ func TestGuardWhileVolumesMigrate(t *testing.T) {
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			confirmed, rolledBack, stuck := "vol-confirmed", "vol-rolled-back", "vol-stuck"
 			for _, v := range []string{confirmed, rolledBack} {

@@ -2,6 +2,7 @@ package realtest
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
 
 const poll = "--poll-interval=100ms"
@@ -29,8 +31,15 @@ func expectExit(t *testing.T, what string, want int, stdout, stderr string, code
 // migrate runs the plugin's migrate. When Longhorn cloned a data directory
 // twice, migrate rolls back and says so (docs/testing.md, "Known
 // differences"); it is run again, as the message tells an operator to.
+//
+// On a release after migrate.NewestProven, where migrate refuses to start or
+// confirm without --force (TestMigrateRefusedWhereNotProven), it runs with
+// --force, so that Longhorn's own controller keeps being asked.
 func (e *env) migrate(args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
+	if beyondMigrateProven(e.release) && (len(args) == 0 || args[0] != "status") {
+		args = append(args, "--force")
+	}
 	for attempt := 1; ; attempt++ {
 		stdout, stderr, code = e.plugin(append([]string{"migrate"}, args...)...)
 		if code == 0 || !strings.Contains(stderr, "cloned data directory") || attempt == 3 {
@@ -77,6 +86,7 @@ func TestMigrateOnLonghorn(t *testing.T) {
 		}
 		t.Run(rel+"/confirm", func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			vol := "vol-migrate"
 			e.attached(vol)
@@ -100,6 +110,7 @@ func TestMigrateOnLonghorn(t *testing.T) {
 		})
 		t.Run(rel+"/separate-commands", func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			for _, tc := range []struct{ sub, node, line string }{
 				{"confirm", nodeB, "migrated to node-b"},
@@ -224,6 +235,7 @@ func TestMigrateLostAnswersOnLonghorn(t *testing.T) {
 		}
 		t.Run(rel+"/start", func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			vol := "vol-lost-start"
 			e.attached(vol)
@@ -265,6 +277,51 @@ func TestMigrateLostAnswersOnLonghorn(t *testing.T) {
 			}
 			e.waitFor("settled on node-a", vol, settled(nodeA))
 			e.assertNoDamage(vol)
+		})
+	}
+}
+
+// beyondMigrateProven: migrate refuses to start or confirm on rel without
+// --force.
+func beyondMigrateProven(rel string) bool {
+	p := migrate.NewestProven
+	return longhorn.MustParseVersion(rel).AtLeast(p.Major, p.Minor+1, 0)
+}
+
+// skipUnprovenConfirm skips a scenario that confirms a migration on a
+// release after migrate.NewestProven: on 1.12.0's own controllers a
+// confirm, whoever drives it (migrate, or the test's attacher), deleted an
+// active replica and wiped its directory in some runs, and why is not known
+// yet (docs/testing.md, "Known differences"). REALTEST_UNPROVEN=1 runs it.
+func skipUnprovenConfirm(t *testing.T, rel string) {
+	t.Helper()
+	if beyondMigrateProven(rel) && os.Getenv("REALTEST_UNPROVEN") == "" {
+		t.Skipf("a migration confirm is not proven on Longhorn %s; set REALTEST_UNPROVEN=1 to run", rel)
+	}
+}
+
+// TestMigrateRefusedWhereNotProven: on a release after
+// migrate.NewestProven, migrate without --force refuses before any write
+// and names the check.
+func TestMigrateRefusedWhereNotProven(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		if !beyondMigrateProven(rel) {
+			continue
+		}
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, rel)
+			vol := "vol-unproven"
+			e.attached(vol)
+			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			expectExit(t, "migrate without --force", migrate.ExitStopped, out, errOut, code)
+			if !strings.Contains(errOut, "release proven for migrations") {
+				t.Errorf("the refusal does not name the check:\n%s", errOut)
+			}
+			if v, _, _ := e.state(vol); v.Spec.MigrationNodeID != "" || slices.Contains(e.csiTicketsOn(vol), nodeB) {
+				t.Errorf("a migration was requested although migrate refused")
+			}
 		})
 	}
 }

@@ -64,6 +64,10 @@ VolumeAttachment is gone or --force is given. Prefer moving volumes in use throu
 Kubernetes, and use 'migrate status', 'confirm' and 'rollback' to finish or undo
 migrations that got stuck.
 
+On Longhorn 1.11 and later, start and confirm refuse without --force: they have
+not been shown to keep the data there (docs/support-matrix.md); rollback and
+status work on every release.
+
 It then waits, with progress on stderr, until the migration engine on NODE runs
 with an endpoint, as many RW replicas as the old engine, all its replicas running
 and in its replica map (one per data directory, else Longhorn restarts it), the
@@ -131,7 +135,7 @@ func addStepFlags(c *cobra.Command, o *Options) {
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not prompt for confirmation")
 	cmdutil.AddDryRunFlag(c, &o.DryRun, `Must be "none", "server", or "client". client: print the write without sending it; server: send it with dryRun=All so the API server and admission check it, nothing persisted. Nothing is waited for.`)
 	cmdutil.AddFieldManagerFlag(c, &o.FieldManager)
-	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment")
+	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment; or although migrations are not proven on this Longhorn release (see docs/support-matrix.md)")
 	f.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often to re-read the volume while waiting")
 	_ = f.MarkHidden("poll-interval")
 }

@@ -28,6 +28,7 @@ func (s *session) runConfirm(ctx context.Context) error {
 		return s.runCrashDetached(ctx, snap, nodes)
 	}
 	cs, to := inFlightChecks(snap, s.drv)
+	cs = append(cs, s.releaseCheck(snap))
 	toFlagCheck(&cs, s.o.To, to)
 	if to != "" {
 		node, err := s.readNode(ctx, to)

@@ -23,7 +23,7 @@ func (s *session) runMigrate(ctx context.Context) error {
 		return noCheck(err)
 	}
 	cs := startChecks(snap, node, to)
-	cs = append(cs, s.workloadCheck(ctx, snap))
+	cs = append(cs, s.releaseCheck(snap), s.workloadCheck(ctx, snap))
 	if len(cs.failed()) > 0 {
 		return s.refuse(fmt.Sprintf("migrate volume %s to %s", s.vol, to), cs)
 	}
@@ -54,7 +54,7 @@ func (s *session) runMigrate(ctx context.Context) error {
 
 	s.infof("Starting the migration of %s to %s:", s.vol, to)
 	_, err = s.send(ctx, func(sn *snapshot) (write, error) {
-		if failed := append(startChecks(sn, node, to), s.workloadCheck(ctx, sn)).failed(); len(failed) > 0 {
+		if failed := append(startChecks(sn, node, to), s.releaseCheck(sn), s.workloadCheck(ctx, sn)).failed(); len(failed) > 0 {
 			return write{}, &refusal{what: "start the migration (state changed since the pre-checks)", failed: failed}
 		}
 		return s.drv.start(sn, to)
@@ -82,11 +82,23 @@ func (s *session) runMigrate(ctx context.Context) error {
 // workloadCheck is the "not in use by a workload" pre-check; --force turns
 // a failure into a warning.
 func (s *session) workloadCheck(ctx context.Context, snap *snapshot) check {
-	c := workloadUse(ctx, s.c.Dynamic, snap).check()
+	return s.forced(workloadUse(ctx, s.c.Dynamic, snap).check())
+}
+
+// releaseCheck is provenCheck; --force turns a failure into a warning.
+func (s *session) releaseCheck(snap *snapshot) check {
+	return s.forced(provenCheck(snap.version))
+}
+
+// forced turns a failed check into a warning (once) under --force.
+func (s *session) forced(c check) check {
 	if !c.OK && s.o.Force {
-		if !s.forceWarned {
+		if !s.forceWarned[c.Name] {
 			s.infof("warning: --force: %s", c.Detail)
-			s.forceWarned = true
+			if s.forceWarned == nil {
+				s.forceWarned = map[string]bool{}
+			}
+			s.forceWarned[c.Name] = true
 		}
 		c.OK = true
 		c.Detail = "--force: " + c.Detail

@@ -26,8 +26,8 @@ type session struct {
 	drv   driver
 	steps []string
 	t0    time.Time
-	// forceWarned: the --force warning is printed once per run.
-	forceWarned bool
+	// forceWarned: each check's --force warning is printed once per run.
+	forceWarned map[string]bool
 	// progress shows the waits on stderr: live on a terminal, plain lines
 	// otherwise; every other line clears it first.
 	progress *progress.Reporter

@@ -217,6 +217,16 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestProvenCheck: migrate starts and confirms migrations only on the
+// releases where that ran on Longhorn's own controllers with nothing lost.
+func TestProvenCheck(t *testing.T) {
+	for ver, ok := range map[string]bool{"v1.4.3": true, "v1.10.0": true, "v1.10.3": true, "v1.11.1": false, "v1.12.0": false} {
+		if c := provenCheck(longhorn.MustParseVersion(ver)); c.OK != ok {
+			t.Errorf("%s: %+v, want ok=%t", ver, c, ok)
+		}
+	}
+}
+
 func TestStartChecks(t *testing.T) {
 	nodes := map[string]*longhorn.Node{nodeB: testenv.NewNode(nodeB, true, true)}
 	for _, ver := range []string{"v1.4.3", "v1.6.0"} {
