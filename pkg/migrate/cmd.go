@@ -9,6 +9,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 )
 
 // migrateExitCodes ends the help of every writing subcommand: they share
@@ -65,8 +66,8 @@ Kubernetes, and use 'migrate status', 'confirm' and 'rollback' to finish or undo
 migrations that got stuck.
 
 On Longhorn 1.11 and later, start and confirm refuse without --force: they have
-not been shown to keep the data there (docs/support-matrix.md); rollback and
-status work on every release.
+not been shown to keep the data there (` + docs.SupportMatrix + `); rollback
+and status work on every release.
 
 It then waits, with progress on stderr, until the migration engine on NODE runs
 with an endpoint, as many RW replicas as the old engine, all its replicas running
@@ -125,7 +126,7 @@ func addFixFlags(c *cobra.Command, o *Options) {
 	f := c.Flags()
 	f.BoolVar(&o.Fix, "fix", false, "If the confirm leaves two active engines (longhorn#6642), repair them as 'fix VOLUME' would, then verify")
 	f.StringVar(&o.BackupDir, "backup-dir", "", "With --fix: where the objects are saved before the repair changes them (default: a new longhorn-engines-fix-<time> folder in the working directory)")
-	f.BoolVar(&o.Events, "events", o.Events, "With --fix: record Kubernetes Events on the volume for the repair and its verification, as fix does (events.k8s.io; see docs/observability.md)")
+	f.BoolVar(&o.Events, "events", o.Events, "With --fix: record Kubernetes Events on the volume for the repair and its verification, as fix does (events.k8s.io; see "+docs.URL("docs/observability.md")+")")
 }
 
 // addStepFlags are the flags of every writing subcommand.
@@ -135,7 +136,7 @@ func addStepFlags(c *cobra.Command, o *Options) {
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not prompt for confirmation")
 	cmdutil.AddDryRunFlag(c, &o.DryRun, `Must be "none", "server", or "client". client: print the write without sending it; server: send it with dryRun=All so the API server and admission check it, nothing persisted. Nothing is waited for.`)
 	cmdutil.AddFieldManagerFlag(c, &o.FieldManager)
-	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment; or although migrations are not proven on this Longhorn release (see docs/support-matrix.md)")
+	f.BoolVar(&o.Force, "force", false, "Proceed although a workload uses the volume (or that cannot be determined): Kubernetes' attacher also owns its attachment; or although migrations are not proven on this Longhorn release (see "+docs.SupportMatrix+")")
 	f.DurationVar(&o.PollInterval, "poll-interval", o.PollInterval, "How often to re-read the volume while waiting")
 	_ = f.MarkHidden("poll-interval")
 }
