@@ -480,3 +480,57 @@ func TestFieldManagerNamesTheWriter(t *testing.T) {
 		t.Errorf("replicas' field managers %v: want %q and not the default", managers, manager)
 	}
 }
+
+// Item 7: scan, describe and fix say the same about a clean-up that has
+// gone on longer than --pending-threshold: the finding's own reason, a
+// warning, nothing written; never "still working on it" beside a warning.
+func TestOverdueCleanupSaidAlike(t *testing.T) {
+	ctx := begin(t)
+	const vol = "pvc-cleanup"
+	create(ctx, t, testenv.PendingCleanup(stuckVersion, vol))
+	var f struct {
+		Type     string `json:"type"`
+		Severity string `json:"severity"`
+		Action   string `json:"action"`
+		Reason   string `json:"reason"`
+	}
+	// The clean-up started when the objects were created: wait until it
+	// has lasted longer than the threshold.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := kubectl(ctx, t, "longhorn-engines", "scan", vol, "-o", "json", "--pending-threshold", "1s")
+		var rep struct {
+			Findings []json.RawMessage `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Findings) != 1 {
+			t.Fatalf("scan -o json: %v\n%v", err, r)
+		}
+		if err := json.Unmarshal(rep.Findings[0], &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Severity == "warning" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if f.Type != "PendingCleanup" || f.Severity != "warning" {
+		t.Fatalf("scan: %+v, want a PendingCleanup warning once it lasts", f)
+	}
+	// the reason's first clause, as each command prints it, up to how long
+	// it has waited (which moves between the commands)
+	clause, _, _ := strings.Cut(f.Reason, ";")
+	clause, _, _ = strings.Cut(clause, " (for ")
+	desc := kubectl(ctx, t, "longhorn-engines", "describe", vol, "--pending-threshold", "1s")
+	if !strings.Contains(desc.Stdout, clause) || strings.Contains(desc.Stdout, "still working on it") {
+		t.Errorf("describe does not say what scan says (%q):\n%v", clause, desc)
+	}
+	dry := kubectl(ctx, t, "longhorn-engines", "fix", vol, "--dry-run=client", "--pending-threshold", "1s")
+	if !strings.Contains(dry.Stdout+dry.Stderr, clause) || !strings.Contains(dry.Stdout, "lasted longer than 1s") {
+		t.Errorf("fix --dry-run does not say what scan says (%q, lasted longer than 1s):\n%v", clause, dry)
+	}
+	if !engineActive(ctx, t, testenv.EngineName(stuckVersion, vol, 0)) {
+		t.Error("a dry run changed the engine")
+	}
+	if r := kubectl(ctx, t, "longhorn-engines", "fix", "--watch", "--pending-threshold", "1s", vol); r.Code != 2 {
+		t.Errorf("fix --watch --pending-threshold: want a usage error:\n%v", r)
+	}
+}

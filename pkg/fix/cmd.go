@@ -104,6 +104,9 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch {
+				if cmd.Flags().Changed("pending-threshold") {
+					return cmdutil.WithCode(ExitNoCheck, errors.New("--pending-threshold is not used with --watch: the guard acts only on what lasts --settle"))
+				}
 				if err := g.Complete(args); err != nil {
 					return cmdutil.WithCode(ExitNoCheck, err)
 				}
@@ -143,6 +146,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never")
 	f.BoolVar(&o.Events, "events", o.Events, "Record a Kubernetes Event on each volume repaired, refused, skipped or verified (events.k8s.io; never in a dry run; see docs/observability.md)")
 	cmdutil.AddFieldManagerFlag(c, &o.FieldManager)
+	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Count an active engine waiting for its finalizer as a clean-up that lasts once it has waited this long, as scan does")
 	f.BoolVarP(&watch, "watch", "w", false, "Guard the namespace: watch for --for and repair volumes that stay repairable for --settle")
 	g.AddFlags(f)
 	cmdutil.EnumCompletion(c, "strategy", Strategies)

@@ -46,6 +46,9 @@ type Options struct {
 	Events bool
 	// FieldManager names fix in managedFields (--field-manager).
 	FieldManager string
+	// PendingThreshold is how long a clean-up may wait before it counts as
+	// lasting (--pending-threshold), as scan and preflight count it.
+	PendingThreshold time.Duration
 	// Hooks are set by tests only.
 	Hooks Hooks
 
@@ -59,17 +62,18 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
 	return &Options{
-		ConfigFlags: cf,
-		IOStreams:   streams,
-		DryRun:      string(cmdutil.DryRunNone),
-		Strategy:    string(StrategyAuto),
-		BackupTo:    BackupToDir,
-		Wait:        true,
-		Timeout:     5 * time.Minute,
-		Parallel:    1,
-		Color:       "auto",
-		Events:      true,
-		now:         time.Now,
+		ConfigFlags:      cf,
+		IOStreams:        streams,
+		DryRun:           string(cmdutil.DryRunNone),
+		Strategy:         string(StrategyAuto),
+		BackupTo:         BackupToDir,
+		Wait:             true,
+		Timeout:          5 * time.Minute,
+		Parallel:         1,
+		Color:            "auto",
+		Events:           true,
+		PendingThreshold: detect.DefaultPendingThreshold,
+		now:              time.Now,
 	}
 }
 
@@ -114,6 +118,9 @@ func (o *Options) Validate() error {
 	if o.Parallel < 1 {
 		return errors.New("--parallel must be at least 1")
 	}
+	if o.PendingThreshold <= 0 {
+		return errors.New("--pending-threshold must be positive")
+	}
 	if err := ValidateBackupTo(o.BackupTo); err != nil {
 		return err
 	}
@@ -128,7 +135,7 @@ func (o *Options) Run(ctx context.Context) error {
 	pr := &Printer{Out: o.Out, ErrOut: o.ErrOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out)),
 		Reporter: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.ErrOut)))}
 	warnf := func(f string, a ...any) { pr.Progress("warning: "+f, a...) }
-	plan, err := loadPlan(ctx, o.client, o.namespace, o.Volumes, o.strategy, detect.Options{}, warnf)
+	plan, err := loadPlan(ctx, o.client, o.namespace, o.Volumes, o.strategy, detect.Options{PendingThreshold: o.PendingThreshold}, warnf)
 	if err != nil {
 		return cmdutil.WithCode(ExitNoCheck, err)
 	}
@@ -187,7 +194,7 @@ func (o *Options) Run(ctx context.Context) error {
 	r, err := NewRepairer(Settings{
 		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
 		Wait: o.Wait, Timeout: o.Timeout, PollInterval: o.Hooks.PollInterval, Printer: pr,
-		FieldManager: o.FieldManager,
+		FieldManager: o.FieldManager, PendingThreshold: o.PendingThreshold,
 	}, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
