@@ -42,8 +42,11 @@ bin=kubectl-longhorn_engines
 [ "$os" = windows ] && bin=$bin.exe
 listing=$(tar -tvzf "$archive")
 echo "$listing"
+# The names are read whole first: `tar | grep -q` under pipefail fails
+# whenever grep stops reading before tar has written everything (SIGPIPE).
+names=$(tar -tzf "$archive")
 for f in "$bin" LICENSE README.md kubectl_complete-longhorn_engines; do
-	if ! tar -tzf "$archive" | grep -qx "$f"; then
+	if ! grep -qx "$f" <<<"$names"; then
 		echo "error: $archive lacks $f at its top level" >&2
 		exit 1
 	fi
