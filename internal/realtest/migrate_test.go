@@ -284,8 +284,7 @@ func TestMigrateLostAnswersOnLonghorn(t *testing.T) {
 // beyondMigrateProven: migrate refuses to start or confirm on rel without
 // --force.
 func beyondMigrateProven(rel string) bool {
-	p := migrate.NewestProven
-	return longhorn.MustParseVersion(rel).AtLeast(p.Major, p.Minor+1, 0)
+	return longhorn.MustParseVersion(rel).AfterLine(migrate.NewestProven)
 }
 
 // skipUnprovenConfirm skips a scenario that confirms a migration on a

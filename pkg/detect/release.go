@@ -80,7 +80,7 @@ func notRepairedOn(ver longhorn.Version, v *longhorn.Volume) string {
 		return "Longhorn version " + ver.String() + " is not one this tool repairs: no automatic fix"
 	case v.DataEngineName() != longhorn.DataEngineV1:
 		return "this is a " + v.DataEngineName() + " volume on Longhorn " + ver.String() + ", whose confirm repoints replicas instead of switching their flags: no automatic fix, report it to Longhorn with this evidence"
-	case ver.AtLeast(newestProven.Major, newestProven.Minor+1, 0):
+	case ver.AfterLine(newestProven):
 		return fmt.Sprintf("the repair has not been proven on Longhorn %s (newest release proven: %d.%d): no automatic fix, report it with this evidence (see %s)",
 			ver, newestProven.Major, newestProven.Minor, docs.Troubleshooting)
 	}

@@ -58,6 +58,12 @@ func (v Version) String() string {
 	return fmt.Sprintf("v%d.%d.%d", v.Major, v.Minor, v.Patch)
 }
 
+// AfterLine reports whether v belongs to a minor line after line's (1.13.0
+// is after the 1.12 line; 1.12.9 is not): where a release table stops.
+func (v Version) AfterLine(line Version) bool {
+	return v.AtLeast(line.Major, line.Minor+1, 0)
+}
+
 // AtLeast compares major.minor.patch.
 func (v Version) AtLeast(major, minor, patch int) bool {
 	if v.Major != major {

@@ -109,6 +109,15 @@ func TestAtLeast(t *testing.T) {
 	}
 }
 
+func TestAfterLine(t *testing.T) {
+	line := Version{Major: 1, Minor: 12}
+	for v, want := range map[string]bool{"v1.12.0": false, "v1.12.9": false, "v1.11.1": false, "v1.13.0": true, "v2.0.0": true} {
+		if got := MustParseVersion(v).AfterLine(line); got != want {
+			t.Errorf("%s.AfterLine(1.12) = %t, want %t", v, got, want)
+		}
+	}
+}
+
 // TestVersionClass pins the version classes and every predicate derived
 // from them, release by release.
 func TestVersionClass(t *testing.T) {

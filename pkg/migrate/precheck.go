@@ -72,7 +72,7 @@ var NewestProven = longhorn.Version{Major: 1, Minor: 10}
 // refuses it.
 func provenCheck(v longhorn.Version) check {
 	const name = "release proven for migrations"
-	if v.Known() && v.AtLeast(NewestProven.Major, NewestProven.Minor+1, 0) {
+	if v.Known() && v.AfterLine(NewestProven) {
 		return check{Name: name, Detail: fmt.Sprintf("Longhorn %s: a migration this tool starts or confirms has not been shown to keep the data there (on Longhorn 1.12.0's own controllers, in the project's tests, a confirm lost a replica's data in some runs, whoever drove it); it does so up to %d.%d.x; let Harvester or the CSI driver migrate, and use 'migrate rollback' or 'migrate status' here (%s)",
 			v, NewestProven.Major, NewestProven.Minor, docs.SupportMatrix)}
 	}
