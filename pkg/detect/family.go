@@ -157,6 +157,13 @@ func (c *familyCtx) set(f *Finding, t Type, sev Severity, reason string, k Famil
 	f.Family = &k
 }
 
+// setWait records a state of the family that the running release leaves by
+// itself: informational, wait, with the steps should it last.
+func (c *familyCtx) setWait(f *Finding, t Type, reason string, k FamilyInfo, anchor string) {
+	c.set(f, t, SeverityInfo, reason, k, anchor)
+	f.Action = ActionWait
+}
+
 // podsOn are the pods using the volume that have not finished and run on
 // node; read reports whether pods were read for the volume's namespace.
 func (c *familyCtx) podsOn(node string) (pods []longhorn.Pod, read bool) {
@@ -262,8 +269,10 @@ func ticketList(ts []longhorn.AttachmentTicket) string {
 
 // hasCSITicketFor: a csi-attacher ticket asks for node.
 func (c *familyCtx) hasCSITicketFor(node string) bool {
-	csi, _ := c.tickets()
-	for _, t := range csi {
+	if c.va == nil {
+		return false
+	}
+	for _, t := range c.va.CSITickets() {
 		if t.NodeID == node {
 			return true
 		}

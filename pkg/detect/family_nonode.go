@@ -42,10 +42,9 @@ func migrationWithoutNode(c *familyCtx, f *Finding) bool {
 	ver := c.st.Version
 	clears := ver.Known() && ver.HasVolumeAttachments() && c.va != nil && !c.hasCSITicketFor(target)
 	if clears || (ver.Known() && ver.AtLeast(1, 7, 0)) {
-		c.set(f, TypeMigrationWithoutNode, SeverityInfo,
+		c.setWait(f, TypeMigrationWithoutNode,
 			fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty: Longhorn %s cancels this migration request itself; if it lasts, see the steps", target, ver),
 			k, "migration-without-node")
-		f.Action = ActionWait
 		markMigration(f, target)
 		return true
 	}

@@ -39,10 +39,9 @@ func staleMigrationNodeID(c *familyCtx, f *Finding) bool {
 	if c.st.Version.Known() && atLeast(c.st.Version, "1.9.2") {
 		// Seen on Longhorn 1.10.0's own controller (internal/explore E19):
 		// the fixed releases clear the field themselves.
-		c.set(f, TypeStaleMigrationNodeID, SeverityInfo,
+		c.setWait(f, TypeStaleMigrationNodeID,
 			fmt.Sprintf("status.currentMigrationNodeID is %s on a volume that is %s (spec.nodeID %q, no migration requested): Longhorn %s clears the field itself; if it lasts, see the steps",
 				cm, orNone(v.Status.State), v.Spec.NodeID, c.st.Version), k, "stale-currentmigrationnodeid")
-		f.Action = ActionWait
 		return true
 	}
 	reason := fmt.Sprintf("status.currentMigrationNodeID is %s on a volume that is %s (spec.nodeID %q, no migration requested): Longhorn still treats it as migrating and never clears the field (it flaps between detaching and detached, log \"cannot find the current engine for the switching\"); with the workload stopped, clear the field on the status subresource",
