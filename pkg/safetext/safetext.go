@@ -12,18 +12,13 @@ import (
 	"unicode/utf8"
 )
 
-// Safe reports whether s prints as itself: valid UTF-8 of printable runes
-// and spaces only. It is Printable: a log line's backslashes stay as they
-// are.
-func Safe(s string) bool { return Printable(s) }
-
 // Escape returns s with every rune a terminal could act on written as a Go
 // escape (`\u001b` for ESC, `\n` for a newline, `\x9b` for a byte that is not
 // UTF-8), so that a value stays on its line and in its column; in such a
 // text a backslash is written as two, so that the escapes read one way. A
-// safe s is returned as it is.
+// Printable s, backslashes and all, is returned as it is.
 func Escape(s string) string {
-	if Safe(s) {
+	if Printable(s) {
 		return s
 	}
 	var b strings.Builder
@@ -71,7 +66,7 @@ func Printable(s string) bool {
 // once on what they read, so that no printer has to remember to. Text that
 // is already safe costs a read: nothing is copied.
 func All(ptr any) {
-	walker{keep: Safe, fix: Escape}.walk(reflect.ValueOf(ptr))
+	walker{keep: Printable, fix: Escape}.walk(reflect.ValueOf(ptr))
 }
 
 // NotPrintable lists the strings ptr reaches (as All walks) that are not
@@ -167,6 +162,16 @@ func (w walker) clean(v reflect.Value) bool {
 			}
 		}
 	case reflect.Map:
+		// labels, annotations and address maps, without reflect's copy of
+		// every key and value
+		if m, ok := v.Interface().(map[string]string); ok {
+			for k, x := range m {
+				if !w.keep(k) || !w.keep(x) {
+					return false
+				}
+			}
+			return true
+		}
 		it := v.MapRange()
 		for it.Next() {
 			if !w.clean(it.Key()) || !w.clean(it.Value()) {
