@@ -27,9 +27,6 @@ const DefaultFieldManager = "kubectl-longhorn-engines"
 // AddFieldManagerFlag adds --field-manager, as kubectl's writing commands
 // have it, to every command of this tool that writes.
 func AddFieldManagerFlag(c *cobra.Command, p *string) {
-	if *p == "" {
-		*p = DefaultFieldManager
-	}
 	c.Flags().StringVar(p, "field-manager", *p, "Name of the manager used to track field ownership of what this command writes")
 }
 

@@ -16,8 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // Where --backup-to sends backups. The folder (--backup-dir) always gets
@@ -58,16 +56,9 @@ type ConfigMapBackup struct {
 	Client ConfigMapCreator
 	// RunID names the run in every ConfigMap's name and label.
 	RunID string
-	// FieldManager names the writer in managedFields; "" is
-	// cmdutil.DefaultFieldManager.
+	// FieldManager names the writer in managedFields (NewRepairer sets
+	// its own).
 	FieldManager string
-}
-
-func (c *ConfigMapBackup) fieldManager() string {
-	if c.FieldManager == "" {
-		return cmdutil.DefaultFieldManager
-	}
-	return c.FieldManager
 }
 
 // OpenConfigMapBackup is --backup-to's ConfigMap destination in namespace,
@@ -130,7 +121,7 @@ func (c *ConfigMapBackup) Save(ctx context.Context, volume, path, dir string) (s
 			ConfigMapLogKey:     string(log),
 		},
 	}
-	if _, err := c.Client.Create(ctx, cm, metav1.CreateOptions{FieldManager: c.fieldManager()}); err != nil {
+	if _, err := c.Client.Create(ctx, cm, metav1.CreateOptions{FieldManager: c.FieldManager}); err != nil {
 		return "", fmt.Errorf("creating ConfigMap %s: %w", name, err)
 	}
 	return name, nil
@@ -155,6 +146,6 @@ func (c *ConfigMapBackup) Probe(ctx context.Context) error {
 		Name:   "longhorn-engines-" + c.RunID + "-permission-probe",
 		Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRunID: c.RunID},
 	}}
-	_, err := c.Client.Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: c.fieldManager()})
+	_, err := c.Client.Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: c.FieldManager})
 	return err
 }

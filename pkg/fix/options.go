@@ -72,6 +72,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 		Parallel:         1,
 		Color:            "auto",
 		Events:           true,
+		FieldManager:     cmdutil.DefaultFieldManager,
 		PendingThreshold: detect.DefaultPendingThreshold,
 		now:              time.Now,
 	}
