@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -23,13 +24,25 @@ func envInt(name string, def int) int {
 // EXPLORE_LOGS names a file that receives the controllers' log.
 func batchOptions() Options {
 	o := Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second, SimOracle: simOracle()}
-	if p := os.Getenv("EXPLORE_LOGS"); p != "" {
-		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			o.Logs = f // closed when the test process exits
-		}
+	if f := logFile(); f != nil {
+		o.Logs = f
 	}
 	return o
 }
+
+// logFile is EXPLORE_LOGS, opened once for every batch of the process
+// (closed when it exits); nil when unset or not writable.
+var logFile = sync.OnceValue(func() *os.File {
+	p := os.Getenv("EXPLORE_LOGS")
+	if p == "" {
+		return nil
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil
+	}
+	return f
+})
 
 // sampleSize is the CI sample per release (make test): sized so that the
 // three checks on every real release add about a minute and a half each
