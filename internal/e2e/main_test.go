@@ -3,7 +3,8 @@
 // driven through the real kubectl (plugin dispatch, `kubectl plugin list`,
 // `kubectl __complete`) against Kubernetes' own kube-apiserver
 // (internal/kubeserver) with Longhorn's CRDs, whose RBAC authorizer decides
-// every request of a test user.
+// every request of a test user. E2E_PLUGIN names another plugin binary to
+// test instead of building this tree's.
 package e2e
 
 import (
@@ -76,7 +77,7 @@ func run(m *testing.M) int {
 		}
 	}
 	t0 := time.Now()
-	if err := buildPlugin(binDir); err != nil {
+	if err := installPlugin(binDir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
@@ -121,6 +122,24 @@ func readReleaseBuild() (releaseBuild, error) {
 	return cfg.Builds[0], nil
 }
 
+// installPlugin puts the plugin and the completion shim in dir: the plugin
+// built from this tree, or the binary E2E_PLUGIN names (a release's, or an
+// older commit's, to see which of today's tests fail on it).
+func installPlugin(dir string) error {
+	bin := os.Getenv("E2E_PLUGIN")
+	if bin == "" {
+		return buildPlugin(dir)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		return fmt.Errorf("E2E_PLUGIN: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pluginName), b, 0o755); err != nil {
+		return err
+	}
+	return installShim(dir)
+}
+
 // buildPlugin builds the plugin as the release does (main package, name and
 // ldflags from .goreleaser.yaml, goreleaser's template values replaced by
 // buildValues) and puts the completion shim beside it.
@@ -151,6 +170,11 @@ func buildPlugin(dir string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
+	return installShim(dir)
+}
+
+// installShim puts this tree's completion shim in dir.
+func installShim(dir string) error {
 	shim, err := os.ReadFile(filepath.Join(moduleRoot, "hack", shimName))
 	if err != nil {
 		return err
