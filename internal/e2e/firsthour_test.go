@@ -49,17 +49,25 @@ func readmeDump(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^kubectl (-n longhorn-system get \S+ -o yaml) > dump\.yaml`).FindSubmatch(b)
+	return dumpResources(t, "README.md", string(b))
+}
+
+// dumpResources is the resource list of the first
+// `kubectl -n longhorn-system get RESOURCES -o yaml > dump.yaml` line of
+// text (the README's, or an example in a help text).
+func dumpResources(t *testing.T, where, text string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\s*kubectl -n longhorn-system get (\S+) -o yaml > dump\.yaml`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatal("README.md has no `kubectl -n longhorn-system get ... -o yaml > dump.yaml` line")
+		t.Fatalf("%s has no `kubectl -n longhorn-system get ... -o yaml > dump.yaml` line", where)
 	}
-	words := strings.Fields(string(m[1])) // -n longhorn-system get RESOURCES -o yaml
-	return words[3]
+	return m[1]
 }
 
 // Item 1: -f input without the engines (or replicas) is an incomplete check,
-// exit 2, never "No engine problems found"; item 9: the README's own dump
-// command carries everything the verdict needs, the version included.
+// exit 2, never "No engine problems found"; item 9: the dump commands the
+// README and scan --help give carry everything the verdict needs, the
+// version included.
 func TestFileInputMustHoldWhatTheVerdictNeeds(t *testing.T) {
 	ctx := begin(t)
 	create(ctx, t, testenv.Healthy(stuckVersion, "pvc-fine"), stuck())
@@ -81,10 +89,17 @@ func TestFileInputMustHoldWhatTheVerdictNeeds(t *testing.T) {
 		}
 	}
 
-	full := dump(ctx, t, readmeDump(t))
-	r := kubectl(ctx, t, "longhorn-engines", "scan", "-f", full)
-	if r.Code != 1 || strings.Contains(r.Stderr, "version unknown") || !strings.Contains(r.Stdout, stuckVolume) {
-		t.Errorf("scan -f of the README's dump: want exit 1 with the stuck volume and a known version:\n%v", r)
+	// The README's dump line, and the one the binary's own `scan --help`
+	// gives (at 69d645a the README had none and pointed there).
+	help := kubectl(ctx, t, "longhorn-engines", "scan", "--help")
+	for _, d := range []struct{ where, resources string }{
+		{"the README's dump", readmeDump(t)},
+		{"scan --help's dump", dumpResources(t, "scan --help", help.Stdout)},
+	} {
+		r := kubectl(ctx, t, "longhorn-engines", "scan", "-f", dump(ctx, t, d.resources))
+		if r.Code != 1 || strings.Contains(r.Stderr, "version unknown") || !strings.Contains(r.Stdout, stuckVolume) {
+			t.Errorf("scan -f of %s (%s): want exit 1 with the stuck volume and a known version:\n%v", d.where, d.resources, r)
+		}
 	}
 }
 
