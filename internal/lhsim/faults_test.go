@@ -319,3 +319,37 @@ func TestBugViaUpdateConflict(t *testing.T) {
 		t.Errorf("FailEngineUpdate fired %d times", h)
 	}
 }
+
+// TestNodeDownInstancesLoseTheirAddress: as Longhorn's instance handler
+// does, an instance on a node that goes down is unknown and has no address;
+// Longhorn's datastore refuses a replica whose state and address disagree,
+// which would stall every sync of its volume.
+func TestNodeDownInstancesLoseTheirAddress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "v1.10.0")
+	vol := "vol-node-down"
+	e.CreateAttached(vol)
+	// the state, ip and storageIP of the volume's replica on node-b
+	onB := func() (state, ip, storageIP string) {
+		l, err := cluster.Dynamic().Resource(longhorn.Replicas.GVR()).Namespace(e.NS).List(e.Ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range l.Items {
+			if node, _, _ := unstructured.NestedString(u.Object, "spec", "nodeID"); node != nodeB {
+				continue
+			}
+			state, _, _ = unstructured.NestedString(u.Object, "status", "currentState")
+			ip, _, _ = unstructured.NestedString(u.Object, "status", "ip")
+			storageIP, _, _ = unstructured.NestedString(u.Object, "status", "storageIP")
+		}
+		return state, ip, storageIP
+	}
+	if err := e.Sim.SetNodeReady(e.Ctx, nodeB, false); err != nil {
+		t.Fatal(err)
+	}
+	e.Await("the replica on node-b unknown, without an address", func() bool {
+		state, ip, storageIP := onB()
+		return state == longhorn.StateUnknown && ip == "" && storageIP == ""
+	})
+}

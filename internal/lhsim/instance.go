@@ -182,7 +182,7 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 	case e.Spec.DesireState == longhorn.StateRunning && e.Spec.NodeID != "":
 		node := e.Spec.NodeID
 		if !s.nodeReady(ctx, node) {
-			next["currentState"] = longhorn.StateUnknown
+			nodeDownStatus(next)
 			break
 		}
 		if !e.Spec.Active && s.fire(MigrationEngineNeverReady, e, all) {
@@ -248,6 +248,23 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 }
 
 // stoppedStatus clears what only a running instance reports.
+// nodeDownStatus is what Longhorn's instance handler records for an
+// instance whose node is down: unknown if it had started (stopped if not),
+// and no address. Longhorn's datastore rejects a running-or-not replica whose
+// address disagrees with its state ("instance state and IP wasn't in sync"),
+// so keeping the old address would stall every sync of the volume.
+func nodeDownStatus(st map[string]any) {
+	if started, _ := st["started"].(bool); started {
+		st["currentState"] = longhorn.StateUnknown
+	} else {
+		st["currentState"] = longhorn.StateStopped
+		st["currentImage"] = ""
+	}
+	st["ip"] = ""
+	st["storageIP"] = ""
+	st["port"] = int64(0)
+}
+
 func stoppedStatus(st map[string]any) {
 	st["endpoint"] = ""
 	st["ip"] = ""
@@ -365,7 +382,7 @@ func (s *Sim) syncReplica(ctx context.Context, name string) error {
 	switch {
 	case r.Spec.DesireState == longhorn.StateRunning && r.Spec.NodeID != "":
 		if !s.nodeReady(ctx, r.Spec.NodeID) {
-			next["currentState"] = longhorn.StateUnknown
+			nodeDownStatus(next)
 			break
 		}
 		p := s.startProcess(name, r.Spec.NodeID, procReplica, vol)
