@@ -25,10 +25,12 @@
 //   - A Longhorn Node per node with condition Ready True (else
 //     IsNodeDownOrDeletedOrMissingManager hands the volume to another
 //     controller) and, for replica scheduling, a schedulable disk.
-//     Flipping the fake kube Node (Controllers.SetKubeNodeReady) changes
-//     nothing by itself: the Longhorn node controller, which would copy it
-//     into the Longhorn Node, does not run; write the Longhorn Node's
-//     condition instead.
+//     Controllers.SetKubeNodeReady(node, false) powers the node off as far
+//     as the binary goes: its fake kube Node turns NotReady and the node's
+//     controllers stop (a powered-off node runs no longhorn-manager); true
+//     starts new ones. It does not change the Longhorn Node: the Longhorn
+//     node controller, which would copy the condition, does not run; write
+//     the Longhorn Node's condition as well (lhsim's SetNodeReady).
 //
 // What Longhorn's admission webhooks would add and tests must add
 // themselves on objects they create by hand: the "longhorn.io" finalizer on

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -127,33 +128,31 @@ func run(addToScheme func(*runtime.Scheme) error, release Release) error {
 		return err
 	}
 
+	lh, err := release(c)
+	if err != nil {
+		return err
+	}
+	managers := &managers{lh: lh, running: map[string]chan struct{}{}}
 	srv, err := control.Listen(*controlAddr, faults, func(name string, ready bool) error {
-		return setNodeReady(c.Kube, name, ready)
+		if err := setNodeReady(c.Kube, name, ready); err != nil {
+			return err
+		}
+		return managers.set(name, ready)
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 
-	lh, err := release(c)
-	if err != nil {
-		return err
-	}
-	var runners []Runner
-	for _, node := range nodes {
-		rs, err := lh.Node(node, logrus.StandardLogger().WithField("node", node))
-		if err != nil {
-			return err
-		}
-		runners = append(runners, rs...)
-	}
 	stopCh := make(chan struct{})
 	lh.Start(stopCh)
 	if !lh.Sync(stopCh) {
 		return fmt.Errorf("datastore cache sync failed")
 	}
-	for _, r := range runners {
-		go r(lh.Workers, stopCh)
+	for _, node := range nodes {
+		if err := managers.set(node, true); err != nil {
+			return err
+		}
 	}
 
 	srv.SetReady()
@@ -162,8 +161,52 @@ func run(addToScheme func(*runtime.Scheme) error, release Release) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
+	managers.stopAll()
 	close(stopCh)
 	return nil
+}
+
+// managers are the longhorn-managers of the nodes, one set of controllers
+// per node. A node that goes down takes its manager with it, as a powered-off
+// node does: its controllers stop (else they would keep claiming the volumes
+// the other nodes' controllers take over from a down node, and the volume's
+// owner would flip between them on every sync). A node that comes back gets
+// a new manager, as a restarted pod would.
+type managers struct {
+	lh      *Longhorn
+	mu      sync.Mutex
+	running map[string]chan struct{}
+}
+
+func (m *managers) set(node string, up bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stop, running := m.running[node]
+	switch {
+	case up && !running:
+		rs, err := m.lh.Node(node, logrus.StandardLogger().WithField("node", node))
+		if err != nil {
+			return err
+		}
+		stop = make(chan struct{})
+		for _, r := range rs {
+			go r(m.lh.Workers, stop)
+		}
+		m.running[node] = stop
+	case !up && running:
+		close(stop)
+		delete(m.running, node)
+	}
+	return nil
+}
+
+func (m *managers) stopAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for node, stop := range m.running {
+		close(stop)
+		delete(m.running, node)
+	}
 }
 
 func splitNodes(s string) []string {
