@@ -4,17 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
-// maxConflicts bounds how often a step is decided again after a 409: Longhorn
-// writes volumes and attachments often, so one conflict is ordinary.
-const maxConflicts = 8
+// conflictBackoff paces deciding a step again after a 409: Longhorn writes
+// volumes and attachments often, so one conflict is ordinary, and while a
+// node is down it may rewrite a volume several times a second. About 20 s in
+// all before the step gives up.
+var conflictBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 10}
 
 // errNothingToRollBack: the migration is no longer in place (Longhorn or
 // someone else withdrew it), so there is no write to make.
@@ -26,24 +31,24 @@ var errNothingToRollBack = errors.New("nothing to roll back")
 // --dry-run=client nothing is sent; with server the API server checks it
 // and persists nothing. The change line goes to stdout, as kubectl prints it.
 func (s *session) send(ctx context.Context, build func(*snapshot) (write, error)) (*snapshot, error) {
-	for attempt := 1; ; attempt++ {
-		snap, err := s.read(ctx)
+	var snap *snapshot
+	err := retry.RetryOnConflict(conflictBackoff, func() error {
+		sn, err := s.read(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		w, err := build(snap)
+		snap = sn
+		w, err := build(sn)
 		if err != nil {
-			return snap, err
+			return err
 		}
 		err = s.apply(ctx, w)
-		if err == nil {
-			return snap, nil
+		if apierrors.IsConflict(err) {
+			s.infof("  %s %q changed since it was read (conflict); deciding again from a fresh read", w.res.Qualified(), w.name)
 		}
-		if !apierrors.IsConflict(err) || attempt == maxConflicts {
-			return snap, err
-		}
-		s.infof("  %s %q changed since it was read (conflict); deciding again from a fresh read", w.res.Qualified(), w.name)
-	}
+		return err
+	})
+	return snap, err
 }
 
 // apply sends one write (or, with --dry-run=client, only prints it).

@@ -86,6 +86,10 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 			migrate.ExitStopped, 0, nodeA, []string{"start failed, nothing was changed"}},
 		{"start, refused by a conflict", "start", faultproxy.Rule{Fault: faultproxy.Status409, First: 1}, nil,
 			0, 2, nodeB, []string{"changed since it was read (conflict); deciding again from a fresh read", "Confirmed:"}},
+		// Longhorn rewrites a volume several times a second for a while
+		// after its node goes down: a run of conflicts is waited out.
+		{"confirm, refused by eight conflicts in a row", "confirm", faultproxy.Rule{Fault: faultproxy.Status409, First: 8}, nil,
+			0, 1, nodeB, []string{"changed since it was read (conflict); deciding again from a fresh read", "Verified:"}},
 		{"start, throttled then accepted", "start", faultproxy.Rule{Fault: faultproxy.Status429, RetryAfter: 1, First: 1}, nil,
 			0, 2, nodeB, []string{"Confirmed:"}},
 		{"confirm, reset after forwarding", "confirm", faultproxy.Rule{Fault: faultproxy.ResetAfter, First: 1}, nil,
