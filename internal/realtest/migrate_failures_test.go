@@ -1,8 +1,8 @@
 package realtest
 
 import (
+	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +25,17 @@ func (e *env) readyToConfirm(vol string) {
 	e.attached(vol)
 	out, errOut, code := e.migrate(vol, "--to", nodeB, "--yes", poll)
 	expectExit(e.t, "migrate (no --confirm)", 0, out, errOut, code)
+}
+
+// setNodeReady takes a node down or brings it back as powering it off or on
+// would: Longhorn's Node condition (which the node controller, not run here,
+// would copy from the kube Node) and the node's longhorn-manager, whose
+// controllers stop while the node is down.
+func (e *env) setNodeReady(node string, ready bool) error {
+	if err := e.sim.SetNodeReady(e.ctx, node, ready); err != nil {
+		return err
+	}
+	return e.lh.SetKubeNodeReady(node, ready)
 }
 
 // outcome logs one row of the table: what Longhorn did, what migrate did.
@@ -54,7 +65,6 @@ func (e *env) statusOf(vol string) map[string]any {
 // the other"). Before 1.7 Longhorn does not detach: migrate never reports
 // a confirm that did not happen.
 func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
-	unprovenMigrateFailures(t)
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
@@ -122,7 +132,6 @@ func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
 // a migration engine that never gets ready: migrate rolls back within
 // seconds, not after its whole --timeout, and the volume stays on node-a.
 func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
-	unprovenMigrateFailures(t)
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
@@ -137,7 +146,7 @@ func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
 					v, _, _, err := e.sim.State(e.ctx, vol)
 					return err == nil && v.Spec.MigrationNodeID == nodeB
 				})
-				_ = e.sim.SetNodeReady(e.ctx, nodeB, false)
+				_ = e.setNodeReady(nodeB, false)
 			}()
 			start := time.Now()
 			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=5m", poll)
@@ -163,7 +172,6 @@ func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
 // replacement and confirms, instead of giving up on the poll that sees the
 // error.
 func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
-	unprovenMigrateFailures(t)
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
@@ -187,10 +195,14 @@ func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
 
 // TestMigrateSourceNodeDownOnLonghorn: "Migration Confirmation/Rollback
 // After Original Node Down". With the source node down, rollback refuses
-// (Longhorn would wait for that node) and says to confirm; confirm goes
-// toward the target and never rolls back toward the node that is down.
+// (Longhorn would wait for that node) and says to confirm; confirm is
+// written toward the target (through the burst of writes Longhorn makes to
+// a volume whose node just went down) and never rolls back toward the node
+// that is down. Longhorn then waits for the old node's instance manager (the
+// suite: until pod eviction ends it); lhsim keeps a down node's instances
+// unknown, so here the node comes back instead, and the volume must settle
+// on the target with nothing lost.
 func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
-	unprovenMigrateFailures(t)
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
@@ -198,20 +210,40 @@ func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
 			e := newEnv(t, rel)
 			vol := "vol-source-down"
 			e.readyToConfirm(vol)
-			if err := e.sim.SetNodeReady(e.ctx, nodeA, false); err != nil {
+			if err := e.setNodeReady(nodeA, false); err != nil {
 				t.Fatal(err)
 			}
 			_, errOut, code := e.plugin("migrate", "rollback", vol, "--yes", poll)
 			if code == 0 || !strings.Contains(errOut, "FAIL source node Ready") {
 				t.Errorf("rollback toward a node that is down: exit %d\n%s", code, errOut)
 			}
-			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=90s", poll)
+			ver := longhorn.MustParseVersion(rel)
+			back := make(chan error, 1)
+			actx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			go func() {
+				// node-a returns once the confirm toward node-b is in place
+				err := e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) })
+				if err == nil {
+					err = e.setNodeReady(nodeA, true)
+				}
+				back <- err
+			}()
+			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
 			if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
 				t.Errorf("migrate confirm rolled back or advised a rollback toward the node that is down:\n%s", errOut)
 			}
+			if !strings.Contains(errOut, "Confirmed toward node-b") {
+				cancel()
+				t.Fatalf("the confirm toward node-b was not written:\n%s", errOut)
+			}
+			if err := <-back; err != nil {
+				t.Fatalf("bringing node-a back: %v", err)
+			}
 			v, es, rs := e.state(vol)
-			e.outcome("original node down, then confirm", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
-			if code == 0 && !settled(nodeB)(v, es, rs) {
+			e.outcome("original node down, confirm, node back", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+			expectExit(t, "migrate confirm with the source node down", 0, out, errOut, code)
+			if !settled(nodeB)(v, es, rs) {
 				t.Errorf("exit 0 but not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
 			}
 			e.assertNoDamage(vol)
@@ -219,15 +251,19 @@ func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
 	}
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// unprovenMigrateFailures keeps these scenarios out of make test until they
-// have passed on Longhorn's own controllers: written this round, their first
-// run (TestMigrateTargetNodeDownOnLonghorn on 1.4.3) outlasted the suite's
-// timeout. REALTEST_MIGRATE_FAILURES=1 runs them (docs/testing.md).
-func unprovenMigrateFailures(t *testing.T) {
-	t.Helper()
-	if os.Getenv("REALTEST_MIGRATE_FAILURES") == "" {
-		t.Skip("not yet proven on Longhorn's controllers; set REALTEST_MIGRATE_FAILURES=1 to run")
+// confirmedToward tells whether the release's confirm toward node is in
+// place: spec.nodeID on 1.4, the other node's csi ticket gone on 1.5+.
+func confirmedToward(e *env, ver longhorn.Version, vol, node string) bool {
+	if !ver.HasVolumeAttachments() {
+		v, _, _, err := e.sim.State(e.ctx, vol)
+		return err == nil && v.Spec.NodeID == node && v.Spec.MigrationNodeID == ""
 	}
+	va, err := e.sim.VolumeAttachment(e.ctx, vol)
+	if err != nil || va == nil {
+		return false
+	}
+	tickets := va.CSITickets()
+	return len(tickets) == 1 && tickets[0].NodeID == node
 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
