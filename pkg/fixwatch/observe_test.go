@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -80,6 +81,13 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		}
 	}
 	seen, _ := before.value("finding_first_seen_timestamp_seconds", stuck)
+	// The window the guard-down alert reads: the Job's --for 6h from the start.
+	if end, _ := before.value("window_end_timestamp_seconds", nil); math.Abs(end-float64(g.start.Add(6*time.Hour).Unix())) > 60 {
+		t.Errorf("window_end_timestamp_seconds %v, want %v (the Job's --for 6h)", end, g.start.Add(6*time.Hour).Unix())
+	}
+	if last, _ := before.value("last_classification_timestamp_seconds", nil); last < seen {
+		t.Errorf("last_classification_timestamp_seconds %v, before the finding was first seen (%v)", last, seen)
+	}
 
 	out := g.awaitOutcome(e.Ctx, vol, 1)
 	if out.Result != fix.ResultRepaired {
