@@ -195,8 +195,9 @@ func TestDocumentedRBAC(t *testing.T) {
 	}
 }
 
-// A Role of docs/rbac.md that deploy/ also ships under the same name must
-// grant the same: applying one after the other must not change access.
+// Every Role and ClusterRole deploy/ ships is in docs/rbac.md under the same
+// name and grants the same: applying one after the other must not change
+// access, and what the guard may do is documented.
 func TestDocumentedRolesMatchDeploy(t *testing.T) {
 	roles := documentedRoles(t)
 	files, _ := filepath.Glob(filepath.Join(moduleRoot, "deploy", "*.yaml"))
@@ -222,6 +223,7 @@ func TestDocumentedRolesMatchDeploy(t *testing.T) {
 			}
 			mine, ok := roles[r.Metadata.Name]
 			if !ok {
+				t.Errorf("%s: %s %s is not in docs/rbac.md: document what deploy/ grants", filepath.Base(f), r.Kind, r.Metadata.Name)
 				continue
 			}
 			compared++

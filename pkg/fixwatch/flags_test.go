@@ -2,6 +2,7 @@ package fixwatch_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -31,12 +32,36 @@ func TestGuardFlags(t *testing.T) {
 		{[]string{"fix", "--watch", "--yes", "--backup-to=s3"}, `error: --backup-to must be dir or configmap (got "s3")`},
 		{[]string{"fix", "vol", "--for", "1h"}, "error: --for and --settle need --watch"},
 		{[]string{"fix", "--all", "--settle", "1m"}, "error: --for and --settle need --watch"},
+		{[]string{"fix", "vol", "--metrics-bind-address", ":8080"}, "error: --metrics-bind-address needs --watch"},
 	} {
 		res := runCmd(t, ctx, cluster.KubeconfigPath(), tc.args...)
 		if res.Code != fix.ExitNoCheck || res.Stdout != "" || strings.Count(res.Stderr, "\n") != 1 || !strings.HasPrefix(res.Stderr, tc.want) {
 			t.Errorf("%v: want exit 2 and one line %q:\n%s", tc.args, tc.want, res)
 		}
 	}
+}
+
+// A metrics address that cannot be bound stops the guard at start, exit 2,
+// before it watches or changes anything: the Job asked for metrics and
+// would otherwise run for hours unseen.
+func TestGuardMetricsAddressInUse(t *testing.T) {
+	t.Parallel()
+	e := newSim(t, "v1.4.3", "")
+	e.produceBug("vol-1")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "--yes", "-n", e.NS, "--settle", settle.String(),
+		"--backup-dir", t.TempDir(), "--metrics-bind-address", ln.Addr().String())
+	lines := strings.Split(strings.TrimRight(res.Stderr, "\n"), "\n")
+	if last := lines[len(lines)-1]; res.Code != fix.ExitNoCheck || !strings.HasPrefix(last, "error: --metrics-bind-address "+ln.Addr().String()+": ") ||
+		!strings.HasSuffix(last, ": nothing was watched or changed") {
+		t.Errorf("want exit 2 and the address that cannot be bound:\n%s", res)
+	}
+	lacks(t, "stdout", res.Stdout, "deactivated")
+	e.WaitStuck("vol-1")
 }
 
 // Named volumes the namespace does not have are refused at start: a typo

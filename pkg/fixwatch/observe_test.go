@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -80,6 +81,13 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		}
 	}
 	seen, _ := before.value("finding_first_seen_timestamp_seconds", stuck)
+	// The window the guard-down alert reads: the Job's --for 6h from the start.
+	if end, _ := before.value("window_end_timestamp_seconds", nil); math.Abs(end-float64(g.start.Add(6*time.Hour).Unix())) > 60 {
+		t.Errorf("window_end_timestamp_seconds %v, want %v (the Job's --for 6h)", end, g.start.Add(6*time.Hour).Unix())
+	}
+	if last, _ := before.value("last_classification_timestamp_seconds", nil); last < seen {
+		t.Errorf("last_classification_timestamp_seconds %v, before the finding was first seen (%v)", last, seen)
+	}
 
 	out := g.awaitOutcome(e.Ctx, vol, 1)
 	if out.Result != fix.ResultRepaired {
@@ -178,6 +186,54 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		l, err := full.Client().EventsV1().Events(ns).List(e.Ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("regarding.name", vol).String()})
 		if err != nil || len(l.Items) != 0 {
 			t.Errorf("Events of %s: %v, %v", vol, l, err)
+		}
+	})
+
+	// A volume in a state the guard does not repair (testenv.Issue4827: two
+	// active engines, spec.nodeID empty; no precondition of a repair holds):
+	// counted as a refusal by its finding type, a Warning Event on the
+	// volume saying why, no repair, and exit code 1 at the end. Last: the
+	// volume stays and would make the other guard runs here exit 1.
+	t.Run("a state the guard refuses", func(t *testing.T) {
+		const vol = "vol-refused"
+		o := testenv.Issue4827("v1.4.3", vol)
+		o.Version = "" // the simulator's version setting stays
+		if err := testenv.Create(e.Ctx, full, o); err != nil {
+			t.Fatal(err)
+		}
+		g := startCommand(t, e.Ctx, kc, ns, append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir(), "--metrics-bind-address", "127.0.0.1:0"))
+		reason := map[string]string{"reason": "MultipleActiveEngines"}
+		m := scrapeUntil(t, e.Ctx, g.l.metricsAddr(), "the refusal", func(m scrape) bool { return m.has("refusals_total", reason) })
+		if v, _ := m.value("refusals_total", reason); v != 1 {
+			t.Errorf("refusals_total%v = %v, want 1", reason, v)
+		}
+		if !m.has("finding_first_seen_timestamp_seconds", map[string]string{"volume": vol, "type": "MultipleActiveEngines", "severity": "critical"}) {
+			t.Errorf("no first-seen series for the refused volume")
+		}
+		var evs []eventsv1.Event
+		poll(t, e.Ctx, "the refusal's Event", func() bool {
+			l, err := full.Client().EventsV1().Events(ns).List(e.Ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("regarding.name", vol).String()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = l.Items
+			return hasReason(evs, fix.ReasonRepairRefused)
+		})
+		for _, ev := range evs {
+			if ev.Reason != fix.ReasonRepairRefused {
+				t.Errorf("unexpected Event %s on %s: %s", ev.Reason, vol, ev.Note)
+				continue
+			}
+			if ev.Type != volevents.Warning || ev.ReportingController != volevents.Controller || ev.Regarding.UID == "" ||
+				!strings.Contains(ev.Note, "not safe to repair because") || !strings.HasSuffix(ev.Note, "the guard does not repair this state") {
+				t.Errorf("RepairRefused: type %s, controller %s, uid %q, note %q", ev.Type, ev.ReportingController, ev.Regarding.UID, ev.Note)
+			}
+		}
+		if len(g.outcomes(vol)) != 0 {
+			t.Errorf("the guard acted on %s: %v", vol, g.outcomes(vol))
+		}
+		if res := g.stop(); res.Code != 1 {
+			t.Errorf("exit %d, want 1: a volume needs attention", res.Code)
 		}
 	})
 }
