@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
@@ -40,6 +44,83 @@ func TestPassedCheckShowsWhyItPassed(t *testing.T) {
 		if !strings.Contains(m[2], "current node") {
 			t.Errorf("%q passes beside %s=%q without saying that is the current node, so it reads as its own contradiction:\n%s",
 				c.check, c.field, testenv.NodeB, m[0])
+		}
+	}
+}
+
+// whyLines is describe's Why: its first line and the continuation lines
+// indented under its value.
+func whyLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(strings.TrimLeft(l, " "), "Why:") && len(lines) == 0:
+			lines = append(lines, l)
+		case len(lines) > 0 && regexp.MustCompile(`^ {20,}\S`).MatchString(l):
+			lines = append(lines, l)
+		case len(lines) > 0:
+			return lines
+		}
+	}
+	return lines
+}
+
+// Item 11: describe's Why wraps to the terminal it is shown on, as a
+// paragraph under its key, and not at all in a pipe (kubectl's describe
+// leaves long values whole for grep and less).
+func TestDescribeWhyFitsTheTerminal(t *testing.T) {
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	ctx := begin(t)
+	create(ctx, t, stuck())
+
+	// In a pipe: the whole reason on the Why line.
+	r := kubectl(ctx, t, "longhorn-engines", "scan", stuckVolume, "-o", "json")
+	var rep struct {
+		Findings []struct {
+			Reason string `json:"reason"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Findings) != 1 {
+		t.Fatalf("scan -o json: %v\n%v", err, r)
+	}
+	reason := rep.Findings[0].Reason
+	if len(reason) < 200 {
+		t.Fatalf("the scenario's reason is too short to wrap: %q", reason)
+	}
+	r = kubectl(ctx, t, "longhorn-engines", "describe", stuckVolume)
+	why := whyLines(r.Stdout)
+	if len(why) != 1 || !strings.HasSuffix(why[0], reason) {
+		t.Errorf("piped describe: want the whole reason on the Why line, got %d line(s):\n%s", len(why), strings.Join(why, "\n"))
+	}
+
+	// On a terminal: each line within the pane's width (capture-pane -J
+	// joins what the terminal wrapped), the reason all there.
+	for _, width := range []int{80, 160} {
+		p := newPane(t, width)
+		line := fmt.Sprintf("env PATH=%s:/usr/bin:/bin HOME=%s NO_COLOR=1 KUBECONFIG=%s kubectl longhorn-engines describe %s",
+			binDir, filepath.Join(work, "home"), cluster.KubeconfigPath(), stuckVolume)
+		plain := escape.ReplaceAllString(p.run(ctx, line), "")
+		why := whyLines(plain)
+		if exitOf(plain) != "0" && exitOf(plain) != "1" || len(why) < 2 {
+			t.Errorf("%d columns: want describe's Why over several lines:\n%s", width, plain)
+			continue
+		}
+		longest := 0
+		var words []string
+		for _, l := range why {
+			longest = max(longest, utf8.RuneCountInString(strings.TrimRight(l, " ")))
+			words = append(words, strings.Fields(l)...)
+		}
+		if longest > width {
+			t.Errorf("%d columns: a Why line of %d columns, wrapped by the terminal instead of under its key:\n%s", width, longest, strings.Join(why, "\n"))
+		}
+		if longest < width-25 {
+			t.Errorf("%d columns: Why wraps at %d columns, not at the terminal's width:\n%s", width, longest, strings.Join(why, "\n"))
+		}
+		if got := strings.Join(words[1:], " "); got != strings.Join(strings.Fields(reason), " ") {
+			t.Errorf("%d columns: Why is not the whole reason:\n got %q\nwant %q", width, got, reason)
 		}
 	}
 }
