@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -123,4 +124,76 @@ func TestDescribeWhyFitsTheTerminal(t *testing.T) {
 			t.Errorf("%d columns: Why is not the whole reason:\n got %q\nwant %q", width, got, reason)
 		}
 	}
+}
+
+// ageToken is a duration as the plugin prints one: 52s, 1m0s, 1m0.001s,
+// 350ms.
+const ageToken = `\d+(?:\.\d+)?(?:h|m|s|ms|µs|ns)(?:\d+(?:\.\d+)?(?:m|s|ms))*`
+
+var (
+	wholeSeconds = regexp.MustCompile(`^(\d+h)?(\d+m)?\d+s$`)
+	forAge       = regexp.MustCompile(`\bfor (` + ageToken + `)`)
+	ageInParens  = regexp.MustCompile(`\((?:for )?` + ageToken + `\)`)
+)
+
+// Item 11: a duration is said once per line and in whole seconds: never
+// "(52s) … (for 52s)" in scan's rows or fix's outcome, never
+// "for 1m0.001s" in the guard's lines and summary.
+func TestDurationsOnceAndWhole(t *testing.T) {
+	ctx := begin(t)
+	const cleanup = "pvc-cleanup"
+	create(ctx, t, stuck(), testenv.PendingCleanup(stuckVersion, cleanup))
+
+	// once is the check of one command's lines about the clean-up.
+	once := func(args []string, r result) {
+		t.Helper()
+		seen := 0
+		for _, l := range strings.Split(r.Stdout+r.Stderr, "\n") {
+			if !strings.Contains(l, cleanup) && !strings.Contains(l, "being deleted") {
+				continue
+			}
+			ages := ageInParens.FindAllString(l, -1)
+			seen += len(ages)
+			if len(ages) > 1 {
+				t.Errorf("%v: the clean-up's age %d times on one line: %q", args, len(ages), l)
+			}
+			for _, a := range forAge.FindAllStringSubmatch(l, -1) {
+				if !wholeSeconds.MatchString(a[1]) {
+					t.Errorf("%v: %q is not in whole seconds: %q", args, a[0], l)
+				}
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%v: the clean-up's age is not shown:\n%v", args, r)
+		}
+	}
+	for _, args := range [][]string{{"scan"}, {"scan", "-o", "wide"}} {
+		once(args, kubectl(ctx, t, append([]string{"longhorn-engines"}, args...)...))
+	}
+
+	// The guard: its window, how long a volume stayed unrepaired and the
+	// summary, in whole seconds.
+	cmd := exec.CommandContext(ctx, kubectlPath, "longhorn-engines", "fix", "--watch", "--dry-run=client", "--for", "3s", "--settle", "10m")
+	cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "KUBECONFIG=" + cluster.KubeconfigPath(), "HOME=" + filepath.Join(work, "home"), "NO_COLOR=1"}
+	cmd.Dir = t.TempDir()
+	out, _ := cmd.CombinedOutput()
+	ages := forAge.FindAllStringSubmatch(string(out), -1)
+	summary := regexp.MustCompile(`(?m)Summary: watched namespace \S+ for ` + ageToken).FindString(string(out))
+	if summary == "" || !strings.Contains(string(out), "needs attention") || len(ages) < 3 {
+		t.Fatalf("fix --watch --for 3s: want a summary and the stuck volume needing attention:\n%s", out)
+	}
+	for _, a := range ages {
+		if !wholeSeconds.MatchString(a[1]) {
+			t.Errorf("fix --watch: %q is not in whole seconds:\n%s", a[0], out)
+		}
+	}
+
+	// By now the clean-up has lasted longer than 1s: fix's outcome says
+	// it is overdue, and for how long once.
+	args := []string{"fix", cleanup, "--dry-run=client", "--pending-threshold", "1s"}
+	r := kubectl(ctx, t, append([]string{"longhorn-engines"}, args...)...)
+	if !strings.Contains(r.Stdout+r.Stderr, "overdue") {
+		t.Errorf("%v: want the clean-up overdue:\n%v", args, r)
+	}
+	once(args, r)
 }
