@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -196,4 +197,50 @@ func TestDurationsOnceAndWhole(t *testing.T) {
 		t.Errorf("%v: want the clean-up overdue:\n%v", args, r)
 	}
 	once(args, r)
+}
+
+// Item 11: `make build` puts the completion shim beside the plugin, where
+// kubectl looks for it, so TAB works from the build folder on PATH. The
+// compiler is stood in for by a copy of the plugin under test: the test is
+// about the Makefile's build folder, not a second compile.
+func TestMakeBuildPutsTheShimBesideThePlugin(t *testing.T) {
+	ctx := begin(t)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
+	}
+	tmp := t.TempDir()
+	goStub := filepath.Join(tmp, "go")
+	stub := fmt.Sprintf(`#!/bin/sh
+# go build ... -o OUT PKG: copy the plugin under test to OUT
+[ "$1" = build ] || { echo "go stub: only build, got: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	if [ "$1" = -o ]; then exec cp '%s' "$2"; fi
+	shift
+done
+echo "go stub: no -o" >&2; exit 2
+`, filepath.Join(binDir, pluginName))
+	if err := os.WriteFile(goStub, []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "bin")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mk := exec.CommandContext(ctx, "make", "-C", moduleRoot, "build", "GO="+goStub, "BIN="+filepath.Join(out, pluginName))
+	// Not the variables of a `make test` this runs under.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MFLAGS" && k != "MAKELEVEL" {
+			mk.Env = append(mk.Env, kv)
+		}
+	}
+	if b, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, b)
+	}
+	if !executable(filepath.Join(out, shimName)) {
+		t.Errorf("make build left no executable %s beside %s", shimName, pluginName)
+	}
+	r := kubectlWith(ctx, t, out, cluster.KubeconfigPath(), "__complete", "longhorn-engines", "")
+	if got, _ := complete(t, r); !strings.Contains(strings.Join(got, " "), "describe") {
+		t.Errorf("kubectl __complete longhorn-engines with make build's folder on PATH: %q, want the plugin's commands", got)
+	}
 }
