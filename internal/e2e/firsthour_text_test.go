@@ -50,6 +50,9 @@ func TestPassedCheckShowsWhyItPassed(t *testing.T) {
 	}
 }
 
+// continued is a line of a describe value wrapped under its key.
+var continued = regexp.MustCompile(`^ {20,}\S`)
+
 // whyLines is describe's Why: its first line and the continuation lines
 // indented under its value.
 func whyLines(out string) []string {
@@ -58,7 +61,7 @@ func whyLines(out string) []string {
 		switch {
 		case strings.HasPrefix(strings.TrimLeft(l, " "), "Why:") && len(lines) == 0:
 			lines = append(lines, l)
-		case len(lines) > 0 && regexp.MustCompile(`^ {20,}\S`).MatchString(l):
+		case len(lines) > 0 && continued.MatchString(l):
 			lines = append(lines, l)
 		case len(lines) > 0:
 			return lines
