@@ -11,7 +11,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // Issue #32 item 11, the parts about how the plugin's text reads: a passed
@@ -48,7 +51,25 @@ func TestPassedCheckShowsWhyItPassed(t *testing.T) {
 				c.check, c.field, testenv.NodeB, m[0])
 		}
 	}
+
+	// A check that was not made is never ✓: with the release unknown, the
+	// extra-replica clean-up has no writes to be judged for.
+	if err := cluster.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(cluster.Namespace()).Delete(ctx, longhorn.VersionSetting, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r = kubectl(ctx, t, "longhorn-engines", "describe", stuckVolume)
+	if !strings.Contains(r.Stdout, "✗ Longhorn version is known") {
+		t.Errorf("describe without the version setting: want the version check failed:\n%v", r)
+	}
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if strings.Contains(l, "✓ ") && notMade.MatchString(l) {
+			t.Errorf("a ✓ line whose evidence says the check was not made: %q", l)
+		}
+	}
 }
+
+// notMade is evidence that says a check was not made.
+var notMade = regexp.MustCompile(`\bnot (checked|evaluated)\b`)
 
 // continued is a line of a describe value wrapped under its key.
 var continued = regexp.MustCompile(`^ {20,}\S`)
