@@ -207,7 +207,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 		fmt.Sprintf("status.currentMigrationNodeID=%q", v.Status.CurrentMigrationNodeID))
 	add(CheckNoAttachPending, v.Status.PendingNodeID == "" || v.Status.PendingNodeID == cur,
 		fmt.Sprintf("an attach to %s is pending (status.pendingNodeID)", v.Status.PendingNodeID),
-		fmt.Sprintf("status.pendingNodeID=%q", v.Status.PendingNodeID))
+		pendingEvidence(v.Status.PendingNodeID, cur))
 	add(CheckEngineOnCurrentNode, e.Spec.NodeID == cur,
 		fmt.Sprintf("%s is on %q, not on the current node %q", e.Name, e.Spec.NodeID, cur),
 		fmt.Sprintf("%s on %q", e.Name, e.Spec.NodeID))
@@ -387,7 +387,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	pn := v.Status.PendingNodeID
 	add(CheckNoAttachPending, pn == "" || pn == cur,
 		fmt.Sprintf("an attach to %s is pending (status.pendingNodeID): Longhorn would find two candidate engines and clean up replicas", pn),
-		fmt.Sprintf("status.pendingNodeID=%q", pn))
+		pendingEvidence(pn, cur))
 
 	serving := servingNode(st, v)
 	switch {
@@ -568,6 +568,17 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+// pendingEvidence is the evidence of "no attach is pending on another
+// node": a pending attach to the current node passes, and says so, or the
+// set field beside a passed check reads as its own contradiction.
+func pendingEvidence(pn, cur string) string {
+	d := fmt.Sprintf("status.pendingNodeID=%q", pn)
+	if pn != "" && pn == cur {
+		d += " (the current node)"
+	}
+	return d
 }
 
 // checks collects preconditions in order: each a name that reads as the

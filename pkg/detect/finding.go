@@ -147,7 +147,9 @@ type Check struct {
 	Failure string `json:"failure,omitempty"`
 	// NotChecked is true when the check passed only because what it needs
 	// was not read (pods or CSI attachments: no permission, not served, not
-	// in the bundle); Detail then starts with "not checked: ".
+	// in the bundle) or, for the extra-replica clean-up, there are no writes
+	// to judge (release unknown, no survivor); Detail then starts with
+	// "not checked: ".
 	NotChecked bool `json:"notChecked,omitempty"`
 }
 

@@ -136,7 +136,10 @@ func sharesDirWithSwitch(changes []ReplicaChange, replicas []*longhorn.Replica) 
 func (cs *checks) noExtraCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn.Replica, keep string) {
 	switch {
 	case !st.Version.Known() || keep == "":
-		cs.add(CheckNoExtraCleanup, true, "", "not evaluated: no release or survivor to plan the writes for")
+		// Not a pass: with no writes to judge, the check was not made (the
+		// version or survivor check has already refused the repair).
+		cs.add(CheckNoExtraCleanup, true, "", NotCheckedPrefix+"no release or survivor to plan the writes for")
+		(*cs)[len(*cs)-1].NotChecked = true
 		return
 	case !inactiveDeleteWipes(st.Version):
 		cs.add(CheckNoExtraCleanup, true, "", "not needed on "+st.Version.String()+": within a data directory the stale replica is deactivated first, so no directory has two active replicas")

@@ -322,7 +322,7 @@ func newObservedWatch(w watch.Interface, timeout time.Duration, ended func(error
 			// A watch the server ends well before the timeout the client
 			// asked for was not a routine timeout.
 			if lasted := time.Since(opened); !ow.stopped.Load() && (timeout == 0 || lasted < timeout-time.Second) {
-				ended(fmt.Errorf("the API server closed the watch after %s", lasted.Round(time.Millisecond)))
+				ended(fmt.Errorf("the API server closed the watch after %s", cmdutil.Duration(lasted)))
 			}
 		}()
 		for ev := range w.ResultChan() {
