@@ -238,6 +238,40 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 	})
 }
 
+// TestOneShotFixRecordsItsVerification: `fix VOL --yes`, run once as an
+// operator would, records on the Volume the Events the guard records,
+// its verification included once Longhorn (the simulator here) has
+// converged after the repair.
+func TestOneShotFixRecordsItsVerification(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	full := startKubeServer(ctx, t)
+	ns := kubeserver.Namespace
+	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
+	vol := "vol-fixed-once"
+	_, mig := e.produceBug(vol)
+	res := runCmd(t, e.Ctx, full.KubeconfigPath(), "fix", vol, "-n", ns, "--yes", "--backup-dir", t.TempDir())
+	if res.Code != 0 {
+		t.Fatalf("fix exit %d", res.Code)
+	}
+	e.converged(vol, mig)
+	var evs []eventsv1.Event
+	sel := fields.OneTermEqualSelector("regarding.name", vol).String()
+	poll(t, e.Ctx, "fix's Events", func() bool {
+		l, err := full.Client().EventsV1().Events(ns).List(e.Ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = l.Items
+		return hasReason(evs, fix.ReasonRepairApplied) && hasReason(evs, fix.ReasonRepairVerified)
+	})
+	for _, ev := range evs {
+		if ev.ReportingController != volevents.Controller || ev.Regarding.Kind != "Volume" || ev.Regarding.UID == "" {
+			t.Errorf("event %s: controller %q, regarding %+v", ev.Name, ev.ReportingController, ev.Regarding)
+		}
+	}
+}
+
 func hasReason(evs []eventsv1.Event, reason string) bool {
 	for _, e := range evs {
 		if e.Reason == reason {
