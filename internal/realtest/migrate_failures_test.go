@@ -69,6 +69,7 @@ func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			vol := "vol-crash"
 			e.readyToConfirm(vol)
@@ -136,6 +137,7 @@ func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			vol := "vol-target-down"
 			e.attached(vol)
@@ -176,6 +178,7 @@ func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			vol := "vol-mig-crash"
 			e.readyToConfirm(vol)
@@ -207,6 +210,7 @@ func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
 	for _, rel := range releasesOrSkip(t) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
+			skipUnprovenConfirm(t, rel)
 			e := newEnv(t, rel)
 			vol := "vol-source-down"
 			e.readyToConfirm(vol)
