@@ -255,6 +255,44 @@ func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
 	}
 }
 
+// TestMigrateConfirmWithTargetNodeDownOnLonghorn: "Migration Confirmation
+// After Migration Node Down". The suite confirms anyway and Longhorn keeps
+// the volume attaching until the node returns; migrate refuses the confirm
+// (its target is not Ready) without a write, so the volume stays served on
+// node-a, and a rollback there is verified.
+func TestMigrateConfirmWithTargetNodeDownOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			skipUnprovenConfirm(t, rel)
+			e := newEnv(t, rel)
+			vol := "vol-confirm-target-down"
+			e.readyToConfirm(vol)
+			if err := e.setNodeReady(nodeB, false); err != nil {
+				t.Fatal(err)
+			}
+			before := e.writtenByPlugin(vol)
+			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", poll)
+			if code == 0 || !strings.Contains(errOut, "FAIL target node Ready") {
+				t.Errorf("confirm toward a node that is down: exit %d\n%s%s", code, out, errOut)
+			}
+			if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
+				t.Errorf("confirm refused but wrote:\nbefore %v\nafter  %v", before, after)
+			}
+			e.outcome("migration node down, then confirm", "kept the volume on node-a, the migration in place", "migrate confirm", code, errOut)
+			out, errOut, code = e.plugin("migrate", "rollback", vol, "--yes", "--timeout=3m", poll)
+			expectExit(t, "migrate rollback with the target node down", 0, out, errOut, code)
+			v, es, rs := e.state(vol)
+			e.outcome("migration node down, then rollback", oneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
+			if !settled(nodeA)(v, es, rs) {
+				t.Errorf("not settled on node-a:\n%s", lhsim.Describe(v, es, rs))
+			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
 // confirmedToward tells whether the release's confirm toward node is in
 // place: spec.nodeID on 1.4, the other node's csi ticket gone on 1.5+.
 func confirmedToward(e *env, ver longhorn.Version, vol, node string) bool {
