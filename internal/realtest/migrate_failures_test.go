@@ -293,6 +293,59 @@ func TestMigrateConfirmWithTargetNodeDownOnLonghorn(t *testing.T) {
 	}
 }
 
+// TestMigrateEngineCrashAfterConfirmOnLonghorn: the engine on the target
+// crashes right after the confirm was written (the suite's "crash after the
+// confirm"). Whatever Longhorn does next, migrate never rolls back toward
+// the source or reports a verification that did not happen, and nothing is
+// lost.
+func TestMigrateEngineCrashAfterConfirmOnLonghorn(t *testing.T) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			skipUnprovenConfirm(t, rel)
+			e := newEnv(t, rel)
+			vol := "vol-crash-after-confirm"
+			e.readyToConfirm(vol)
+			_, es, _ := e.state(vol)
+			var target string
+			for _, eng := range es {
+				if eng.Spec.NodeID == nodeB {
+					target = eng.Name
+				}
+			}
+			if target == "" {
+				t.Fatalf("no engine on node-b")
+			}
+			ver := longhorn.MustParseVersion(rel)
+			crashed := make(chan lhsim.FaultID, 1)
+			actx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			go func() {
+				if e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) }) == nil {
+					crashed <- e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: target, Times: 1})
+				}
+				close(crashed)
+			}()
+			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=2m", poll)
+			cancel()
+			if fid, ok := <-crashed; !ok || e.sim.FaultHits(fid) == 0 {
+				t.Fatalf("the engine on node-b did not crash after the confirm (exit %d):\n%s", code, errOut)
+			}
+			if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
+				t.Errorf("migrate rolled back or advised a rollback after its confirm:\n%s", errOut)
+			}
+			e.waitFor("settled on node-b", vol, settled(nodeB))
+			v, es, rs := e.state(vol)
+			e.outcome("engine crash after the confirm", "detached and attached again on node-b: "+oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+			if code != 0 && code != 3 {
+				t.Errorf("exit %d, want 0 (verified) or 3 (not verified in time)", code)
+			}
+			e.assertNoDamage(vol)
+		})
+	}
+}
+
 // confirmedToward tells whether the release's confirm toward node is in
 // place: spec.nodeID on 1.4, the other node's csi ticket gone on 1.5+.
 func confirmedToward(e *env, ver longhorn.Version, vol, node string) bool {
