@@ -54,3 +54,33 @@ func migrationWithoutNode(c *familyCtx, f *Finding) bool {
 	markMigration(f, target)
 	return true
 }
+
+// WithoutNodeEnds returns the two ends of a migration Longhorn 1.5 or 1.6
+// left without a node: the volume detached with spec.migrationNodeID set and
+// spec.nodeID empty, and a csi-attacher ticket for exactly two nodes, the
+// target's and the source's. Seen on Longhorn 1.5.3's own controllers after
+// the source engine crashed mid-migration; removing the target's ticket
+// (longhorn#8735's repair) makes Longhorn attach the volume on the source
+// again. Empty when the volume is not in that state.
+func WithoutNodeEnds(ver longhorn.Version, v *longhorn.Volume, va *longhorn.VolumeAttachment) (source, target string) {
+	if !ver.HasVolumeAttachments() || ver.AtLeast(1, 7, 0) || va == nil || !v.Spec.Migratable {
+		return "", ""
+	}
+	target = v.Spec.MigrationNodeID
+	if target == "" || v.Spec.NodeID != "" || v.Status.State != longhorn.VolumeStateDetached {
+		return "", ""
+	}
+	nodes := map[string]bool{}
+	for _, t := range va.CSITickets() {
+		nodes[t.NodeID] = true
+	}
+	if len(nodes) != 2 || !nodes[target] || nodes[""] {
+		return "", ""
+	}
+	for n := range nodes {
+		if n != target {
+			source = n
+		}
+	}
+	return source, target
+}

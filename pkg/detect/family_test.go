@@ -298,3 +298,52 @@ func TestFamilyTypesDistinct(t *testing.T) {
 		t.Errorf("%d family types, want 7", len(seen))
 	}
 }
+
+// TestWithoutNodeEnds: the state Longhorn 1.5.3's own controller leaves
+// after the source engine crashed mid-migration (internal/realtest), and
+// nothing else: a detached migratable volume, spec.migrationNodeID set,
+// spec.nodeID empty, a csi ticket on each end; 1.5 and 1.6 only.
+func TestWithoutNodeEnds(t *testing.T) {
+	state := func(ver string, mutate func(*longhorn.Volume, *longhorn.VolumeAttachment)) (string, string) {
+		v := &longhorn.Volume{}
+		v.Name = "vol"
+		v.Spec.Migratable, v.Spec.MigrationNodeID = true, nodeB
+		v.Status.State = longhorn.VolumeStateDetached
+		va := &longhorn.VolumeAttachment{}
+		va.Spec.AttachmentTickets = map[string]longhorn.AttachmentTicket{}
+		for _, n := range []string{nodeA, nodeB} {
+			tk := csiTicket("vol", n)
+			va.Spec.AttachmentTickets[tk.ID] = tk
+		}
+		if mutate != nil {
+			mutate(v, va)
+		}
+		return WithoutNodeEnds(longhorn.MustParseVersion(ver), v, va)
+	}
+	for _, ver := range []string{"v1.5.3", "v1.6.2"} {
+		if src, tgt := state(ver, nil); src != nodeA || tgt != nodeB {
+			t.Errorf("%s: ends %q, %q, want %s, %s", ver, src, tgt, nodeA, nodeB)
+		}
+	}
+	for name, tc := range map[string]struct {
+		ver    string
+		mutate func(*longhorn.Volume, *longhorn.VolumeAttachment)
+	}{
+		"1.4 has no tickets": {"v1.4.3", nil},
+		"1.7 cancels it":     {"v1.7.0", nil},
+		"attached":           {"v1.5.3", func(v *longhorn.Volume, _ *longhorn.VolumeAttachment) { v.Spec.NodeID = nodeA }},
+		"still detaching":    {"v1.5.3", func(v *longhorn.Volume, _ *longhorn.VolumeAttachment) { v.Status.State = "detaching" }},
+		"no migration":       {"v1.5.3", func(v *longhorn.Volume, _ *longhorn.VolumeAttachment) { v.Spec.MigrationNodeID = "" }},
+		"not migratable":     {"v1.5.3", func(v *longhorn.Volume, _ *longhorn.VolumeAttachment) { v.Spec.Migratable = false }},
+		"no ticket for the source": {"v1.5.3", func(_ *longhorn.Volume, va *longhorn.VolumeAttachment) {
+			delete(va.Spec.AttachmentTickets, longhorn.CSITicketID("vol", nodeA))
+		}},
+		"no ticket for the target": {"v1.5.3", func(_ *longhorn.Volume, va *longhorn.VolumeAttachment) {
+			delete(va.Spec.AttachmentTickets, longhorn.CSITicketID("vol", nodeB))
+		}},
+	} {
+		if src, tgt := state(tc.ver, tc.mutate); src != "" || tgt != "" {
+			t.Errorf("%s: ends %q, %q, want none", name, src, tgt)
+		}
+	}
+}
