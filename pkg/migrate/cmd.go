@@ -176,6 +176,11 @@ engine there, the migration engine and its replicas gone, no migration left.
 Refuses unless a migration is in flight and no workload uses the volume (--force
 accepts that risk). The rollback is written without waiting for readiness.
 
+When Longhorn detached the volume because the migration failed, rollback removes
+the target's csi-attacher ticket and verifies the volume attached on the source:
+on 1.7+ name the target with --to; on 1.5 and 1.6 (the migration left without a
+node, longhorn#8735) the target is spec.migrationNodeID and --to is not needed.
+
 ` + migrateExitCodes
 		c.Example = `  kubectl longhorn-engines migrate rollback pvc-1234
   kubectl longhorn-engines migrate rollback pvc-1234 --dry-run=server`

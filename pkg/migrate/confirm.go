@@ -27,6 +27,9 @@ func (s *session) runConfirm(ctx context.Context) error {
 	if nodes := snap.crashDetached(); nodes != nil {
 		return s.runCrashDetached(ctx, snap, nodes)
 	}
+	if src, tgt := snap.withoutNode(); src != "" {
+		return s.runWithoutNode(ctx, snap, src, tgt)
+	}
 	cs, to := inFlightChecks(snap, s.drv)
 	cs = append(cs, s.releaseCheck(snap))
 	toFlagCheck(&cs, s.o.To, to)

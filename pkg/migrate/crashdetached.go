@@ -115,7 +115,7 @@ func (s *session) runCrashDetached(ctx context.Context, snap *snapshot, nodes []
 	if err := s.prompt(ctx, fmt.Sprintf("Remove the csi-attacher ticket of %s so that Longhorn attaches volume %s to %s?", drop, s.vol, keep)); err != nil {
 		return err
 	}
-	return s.resumeOn(ctx, snap, nodes, keep, drop, what)
+	return s.resumeOn(ctx, s.crashBuild(nodes, drop, what), keep, drop, what)
 }
 
 // crashBuild decides the ticket removal on a fresh read: the volume must
@@ -129,10 +129,10 @@ func (s *session) crashBuild(nodes []string, drop, what string) func(*snapshot) 
 	}
 }
 
-// resumeOn removes drop's csi-attacher tickets and verifies the volume
-// attached on keep.
-func (s *session) resumeOn(ctx context.Context, snap *snapshot, nodes []string, keep, drop, what string) error {
-	_, err := s.send(ctx, s.crashBuild(nodes, drop, what))
+// resumeOn removes drop's csi-attacher tickets (build decides the write on
+// a fresh read) and verifies the volume attached on keep.
+func (s *session) resumeOn(ctx context.Context, build func(*snapshot) (write, error), keep, drop, what string) error {
+	_, err := s.send(ctx, build)
 	if err != nil {
 		var ref *refusal
 		if errors.As(err, &ref) {

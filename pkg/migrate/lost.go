@@ -35,7 +35,11 @@ func (s *session) afterWaitFailed(ctx context.Context, from, to string, err erro
 func (s *session) waitEnded(ctx context.Context, from, to string, err error, prefer, stopped string) (handled bool, _ error) {
 	var down *nodeDownError
 	var cd *crashDetachedError
+	var wn *withoutNodeError
 	switch {
+	case errors.As(err, &wn):
+		s.step("%s: %v.", stopped, err)
+		return true, s.afterWithoutNode(ctx, wn, prefer)
 	case errors.Is(err, errConfirmedElsewhere):
 		s.step("Confirmed outside this command while waiting for readiness.")
 		return true, s.verifyConfirm(ctx, to)
@@ -71,17 +75,13 @@ func (s *session) resumeAfterCrash(ctx context.Context, from, to string, nodes [
 		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s was detached by Longhorn after the migration failed and no node of it is Ready (%v): Longhorn waits; when one is back run: %s",
 			s.vol, states, s.commandLine("migrate", "status", s.vol)))
 	}
-	snap, err := s.read(ctx)
-	if err != nil {
-		return cmdutil.WithCode(ExitAttention, err)
-	}
 	drop := ""
 	for _, n := range nodes {
 		if n != keep {
 			drop = n
 		}
 	}
-	err = s.resumeOn(ctx, snap, nodes, keep, drop, "resume")
+	err = s.resumeOn(ctx, s.crashBuild(nodes, drop, "resume"), keep, drop, "resume")
 	if err != nil || keep == to {
 		return err
 	}

@@ -24,6 +24,11 @@ type readiness struct {
 	// (an instance-manager or kubelet restart, longhorn#7302); a wait
 	// gives that a grace period instead of failing on the poll that sees it.
 	recreating string
+	// salvaging is set while the serving engine is stopped or in error on
+	// a node that is up: Longhorn detaches the volume and attaches it again
+	// there (seen on 1.4.3's own controllers: back within seconds, the
+	// migration prepared again), so a wait gives it the same grace.
+	salvaging bool
 }
 
 func (r readiness) String() string {
@@ -55,10 +60,17 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 	}
 	if old == nil {
 		r.failed = fmt.Sprintf("no active engine on %s (the node serving I/O)", orNone(from))
+		for _, e := range s.activeEngines() {
+			if e.Spec.NodeID == "" && from != "" {
+				// stopped for a restart on from
+				r.failed, r.salvaging = fmt.Sprintf("the serving engine %s is stopped", e.Name), true
+			}
+		}
 		return r
 	}
 	if old.Status.CurrentState != longhorn.StateRunning {
 		r.failed = fmt.Sprintf("the serving engine %s is %s, not running", old.Name, orText(old.Status.CurrentState, "in no state"))
+		r.salvaging = old.Status.CurrentState != longhorn.StateUnknown
 		return r
 	}
 

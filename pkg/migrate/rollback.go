@@ -19,6 +19,9 @@ func (s *session) runRollback(ctx context.Context) error {
 	if nodes := snap.crashDetached(); nodes != nil {
 		return s.runCrashDetached(ctx, snap, nodes)
 	}
+	if src, tgt := snap.withoutNode(); src != "" {
+		return s.runWithoutNode(ctx, snap, src, tgt)
+	}
 	cs, to := inFlightChecks(snap, s.drv)
 	toFlagCheck(&cs, s.o.To, to)
 	if from := snap.volume.Spec.NodeID; from != "" {

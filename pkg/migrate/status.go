@@ -117,9 +117,17 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 	if !s.ver.Known() {
 		st.Mechanism = "unknown (the Longhorn version is not known)"
 	}
+	src, tgt := snap.withoutNode()
 	switch {
 	case snap.crashDetached() != nil:
 		s.crashDetachedStatus(ctx, st, snap.crashDetached())
+		if hasFinding {
+			st.Finding = &f
+		}
+	case src != "":
+		st.Phase, st.Message = PhaseAttention, (&withoutNodeError{version: snap.version, source: src, target: tgt}).Error()
+		st.LonghornNext = "nothing: it waits for the csi-attacher ticket of " + tgt + " to be removed"
+		st.Next = []string{s.commandLine("migrate", "rollback", s.vol)}
 		if hasFinding {
 			st.Finding = &f
 		}

@@ -137,13 +137,14 @@ func (s *session) recreateGrace() time.Duration {
 
 // waitReady waits until a migration to node to is ready to confirm
 // (checkReady). It ends early, with an error that says why, when Longhorn
-// detached the volume, when the source engine is not running and its node
-// is down (a rollback would wait for that node), when the target node stays
-// down for settle(), and when a migration engine in error is not replaced
-// within recreateGrace().
+// detached the volume (or, on 1.5 and 1.6, left its migration without a
+// node), when the source engine is not running and its node is down (a
+// rollback would wait for that node), when the target node stays down for
+// settle(), and when a migration engine in error is not replaced, or a
+// serving engine not restarted, within recreateGrace().
 func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
 	s.infof("Waiting up to %s for the migration engine on %s to be ready...", s.o.Timeout, to)
-	var recreating, targetDown time.Time
+	var recreating, targetDown, salvaging time.Time
 	lasted := func(since *time.Time, bad bool, d time.Duration) bool {
 		if !bad {
 			*since = time.Time{}
@@ -161,9 +162,13 @@ func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
 		if nodes := sn.crashDetached(); nodes != nil {
 			return pollResult{fail: &crashDetachedError{nodes: nodes}}
 		}
-		if sn.version.TicketLimits() && sn.volume.Spec.Migratable && sn.volume.Spec.NodeID == "" {
-			// 1.7+ is detaching the volume after the source was lost; the
-			// next reads show where it stops (crash-detached).
+		if src, tgt := sn.withoutNode(); src != "" {
+			return pollResult{fail: &withoutNodeError{version: sn.version, source: src, target: tgt}}
+		}
+		if sn.version.HasVolumeAttachments() && sn.volume.Spec.Migratable && sn.volume.Spec.NodeID == "" {
+			// 1.5+ is detaching the volume after the source was lost; the
+			// next reads show where it stops (crash-detached on 1.7+,
+			// without a node on 1.5 and 1.6).
 			return pollResult{status: "Longhorn is detaching the volume: the migration failed"}
 		}
 		if !s.drv.pending(sn, to) {
@@ -171,6 +176,7 @@ func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
 				to, sn.volume.Spec.NodeID, sn.volume.Spec.MigrationNodeID)}
 		}
 		r := checkReady(sn, s.drv, to)
+		salvageLasted := lasted(&salvaging, r.salvaging, s.recreateGrace())
 		if up, why := s.nodeUp(ctx, to); lasted(&targetDown, !up, s.settle()) {
 			return pollResult{fail: &nodeDownError{node: to, role: "target", why: why}}
 		}
@@ -179,6 +185,12 @@ func (s *session) waitReady(ctx context.Context, to string) (*snapshot, error) {
 				if up, why := s.nodeUp(ctx, from); !up {
 					return pollResult{fail: &nodeDownError{node: from, role: "source", why: why + "; " + r.failed}}
 				}
+			}
+			if r.salvaging && !salvageLasted {
+				return pollResult{status: "waiting: " + r.failed + ": Longhorn detaches the volume and attaches it again on its node"}
+			}
+			if r.salvaging {
+				return pollResult{fail: fmt.Errorf("%s, and Longhorn has not restarted it in %s", r.failed, s.recreateGrace())}
 			}
 			return pollResult{fail: errors.New(r.failed)}
 		}
