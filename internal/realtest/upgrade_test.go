@@ -116,3 +116,49 @@ func (e *env) assertNoDamage(vol string) {
 		e.t.Errorf("data lost: %v %v (wiped %v)", lost, err, wiped)
 	}
 }
+
+// assertNoDamageAfterNodeDown is assertNoDamage for a scenario that took
+// node down: Longhorn may then remove the replica that failed there,
+// wiping its directory, as longhorn-tests expect (the volume ends
+// degraded, its data intact). Every wiped directory must be on that node
+// and used by no replica left, no replica was deleted while active, and an
+// intact running replica still serves the volume.
+func (e *env) assertNoDamageAfterNodeDown(vol, node string) {
+	e.t.Helper()
+	if l := e.activeDeleted(); len(l) > 0 {
+		e.t.Errorf("replicas deleted while active: %v", l)
+	}
+	_, es, rs := e.state(vol)
+	wiped := e.sim.WipedDirs(vol)
+	usesWiped := func(r longhorn.Replica) bool {
+		for _, w := range wiped {
+			if strings.HasSuffix(w, "/"+r.Spec.DataDirectoryName) && strings.HasPrefix(w, r.Spec.NodeID+":") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range wiped {
+		if !strings.HasPrefix(w, node+":") {
+			e.t.Errorf("directory %s wiped, not on %s, the node that was down", w, node)
+		}
+	}
+	served := false
+	for _, r := range rs {
+		if usesWiped(r) {
+			e.t.Errorf("replica %s uses a wiped directory", r.Name)
+		}
+		for _, en := range es {
+			if en.Spec.Active && en.DeletionTimestamp == nil && r.Spec.EngineName == en.Name && r.DeletionTimestamp == nil &&
+				r.Spec.DataDirectoryName != "" && r.Status.CurrentState == longhorn.StateRunning && !usesWiped(r) {
+				served = true
+			}
+		}
+	}
+	if !served {
+		e.t.Errorf("no intact running replica serves volume %s (wiped %v)", vol, wiped)
+	}
+	if len(wiped) > 0 {
+		e.t.Logf("Longhorn removed the replica that failed on %s while it was down: %v", node, wiped)
+	}
+}
