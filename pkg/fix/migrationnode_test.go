@@ -19,20 +19,6 @@ import (
 // stale status.currentMigrationNodeID (internal/realtest).
 const v153 = "v1.5.3"
 
-// staleCMN is a detached volume whose status.currentMigrationNodeID stayed
-// node-b (longhorn#11479), with a VolumeAttachment and no ticket: nothing
-// asks for it.
-func staleCMN(version, vol string) *testenv.Objects {
-	o := testenv.Healthy(version, vol)
-	v := o.Volumes[0]
-	v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.State = "", "", longhorn.VolumeStateDetached
-	v.Status.CurrentMigrationNodeID = testenv.NodeB
-	e := o.Engines[0]
-	e.Spec.NodeID, e.Spec.DesireState, e.Status.CurrentState = "", longhorn.StateStopped, longhorn.StateStopped
-	o.VAs = []*longhorn.VolumeAttachment{testenv.NewVA(vol)}
-	return o
-}
-
 func currentMigrationNodeID(t *testing.T, ctx context.Context, vol string) string {
 	t.Helper()
 	u, err := ri(longhorn.Volumes).Get(ctx, vol, metav1.GetOptions{})
@@ -60,7 +46,7 @@ func onlyVolumeWritten(t *testing.T, before, after map[string]string, vol string
 // this repair) every run refused with exit 1 and wrote nothing.
 func TestFixClearsStaleMigrationNodeID(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, staleCMN(v153, "vol"))
+	create(t, ctx, testenv.StaleMigrationNodeID(v153, "vol"))
 	before := versions(t, ctx)
 	write := `1. volume.longhorn.io "vol": status.currentMigrationNodeID: node-b -> "" (status subresource)`
 
@@ -111,9 +97,9 @@ func TestFixStaleMigrationNodeIDRefused(t *testing.T) {
 		objs *testenv.Objects
 		says string
 	}{
-		{"1.5.2", staleCMN(vL15f, "vol"), "not on v1.5.2"},
+		{"1.5.2", testenv.StaleMigrationNodeID(vL15f, "vol"), "not on v1.5.2"},
 		{"a csi ticket", func() *testenv.Objects {
-			o := staleCMN(v153, "vol")
+			o := testenv.StaleMigrationNodeID(v153, "vol")
 			o.VAs = []*longhorn.VolumeAttachment{testenv.NewVA("vol", testenv.NodeB)}
 			return o
 		}(), "attachment tickets ask for the volume"},
@@ -136,7 +122,7 @@ func TestFixStaleMigrationNodeIDRefused(t *testing.T) {
 // the pinned patch and the field stays.
 func TestFixStaleMigrationNodeIDConflict(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, staleCMN(v153, "vol"))
+	create(t, ctx, testenv.StaleMigrationNodeID(v153, "vol"))
 	res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(name string) { touch(t, ctx, longhorn.Volumes, name) }},
 		"vol", "--yes", "--backup-dir", t.TempDir())
 	if res.Code != fix.ExitNotDone {
@@ -167,7 +153,7 @@ func TestFixStaleMigrationNodeIDUnderFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, staleCMN(v153, "vol"))
+			create(t, ctx, testenv.StaleMigrationNodeID(v153, "vol"))
 			p.Clear()
 			p.ResetLog()
 			p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Volumes.Plural, Name: "vol", Fault: tc.fault, First: 1})
