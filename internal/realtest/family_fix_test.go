@@ -23,8 +23,8 @@ func staleCMNRepairProven(rel string) bool {
 // it (exit 0, one patch of the volume's status), a second fix has nothing to
 // do, and Longhorn then attaches the volume to node-b, and after a detach
 // attaches it to node-a and migrates it to node-b, with no active replica
-// deleted and no directory wiped. Without the repair fix refuses (exit 1)
-// and the field stays (TestFamilyStaleMigrationNodeID).
+// deleted and no directory wiped. Before this repair scan proposed no
+// action (fix refused, exit 1) and the test stops at scan's proposal.
 func TestFamilyStaleMigrationNodeIDRepair(t *testing.T) {
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
