@@ -93,7 +93,7 @@ func staleCMNRepair(c *familyCtx, f *Finding) {
 		return
 	}
 	f.Action = ActionClearMigrationNode
-	f.Reason = fmt.Sprintf("status.currentMigrationNodeID is %s on a detached volume (no migration requested, nothing asks for it): Longhorn %s still treats it as migrating and never clears the field; fix clears it on the status subresource, pinned to the volume's uid and resourceVersion (the KB's patch)",
+	f.Reason = fmt.Sprintf("status.currentMigrationNodeID is %s on a detached volume (no migration requested, nothing asks for it): Longhorn %s treats it as migrating and keeps the field while the volume stays detached; fix clears it on the status subresource, pinned to the volume's uid and resourceVersion (the KB's patch)",
 		v.Status.CurrentMigrationNodeID, ver)
 }
 
