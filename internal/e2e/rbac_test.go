@@ -171,6 +171,26 @@ func TestDocumentedRBAC(t *testing.T) {
 			}
 		})
 
+		if v.version == "v1.5.1" {
+			// fix's one family repair (Longhorn 1.5.3): a patch of the
+			// volume's status subresource, which needs volumes/status.
+			t.Run("fix/stale-currentMigrationNodeID/v1.5.3", func(t *testing.T) {
+				ctx := begin(t)
+				create(ctx, t, testenv.StaleMigrationNodeID("v1.5.3", "pvc-cmn"))
+				want := `volume.longhorn.io "pvc-cmn" patched (server dry run)`
+				r := kubectlAs(ctx, t, userWith(t, fixRole), "longhorn-engines", "fix", "pvc-cmn", "--dry-run=server")
+				skipIfNotImplemented(t, r)
+				if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+					t.Errorf("fix --dry-run=server with the fix Role: want exit 0 and %q:\n%v", want, r)
+				}
+				noStatus := slices.DeleteFunc(without(fixRole, "volumes/status"), func(r rbacv1.PolicyRule) bool { return len(r.Resources) == 0 })
+				r = kubectlAs(ctx, t, userWith(t, noStatus), "longhorn-engines", "fix", "pvc-cmn", "--dry-run=server")
+				if r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, "forbidden") {
+					t.Errorf("fix --dry-run=server without volumes/status should be forbidden:\n%v", r)
+				}
+			})
+		}
+
 		t.Run("migrate/"+v.version, func(t *testing.T) {
 			ctx := begin(t)
 			create(ctx, t, testenv.Healthy(v.version, "pvc-idle"))

@@ -156,8 +156,11 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 			continue
 		}
 		writes := len(f.ReplicaChanges) + len(f.Stale)
-		if f.Action == detect.ActionSetReplicas {
+		switch f.Action {
+		case detect.ActionSetReplicas:
 			writes = len(f.ReplicaChanges)
+		case detect.ActionClearMigrationNode:
+			writes = 1 // the volume's status, nothing else
 		}
 		results[i].Writes = writes
 		copies = append(copies, copyOf{caseIdx: i, vol: vol(i, copyFix)})

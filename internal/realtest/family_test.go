@@ -7,6 +7,22 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
+// staleMigrationNodeID builds the state of longhorn#11479 on Longhorn's own
+// controllers: vol attached to node-a, detached by the VolumeAttachment and
+// volume controllers, then status.currentMigrationNodeID=node-b written on
+// the status subresource while they are paused.
+func (e *env) staleMigrationNodeID(vol string) {
+	e.t.Helper()
+	e.attached(vol)
+	e.detach(vol, nodeA)
+	e.waitFor("detached", vol, detached)
+	e.patchPaused(longhorn.Volumes, vol, `{"status":{"currentMigrationNodeID":"`+nodeB+`"}}`, "status")
+}
+
+func detached(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+	return v.Status.State == longhorn.VolumeStateDetached && v.Spec.NodeID == "" && v.Status.CurrentNodeID == ""
+}
+
 // TestFamilyStaleMigrationNodeID: a detached volume left with
 // status.currentMigrationNodeID (longhorn#11479, #12238). Longhorn 1.5.3's
 // own controller keeps the field (processMigration returns without
@@ -24,12 +40,7 @@ func TestFamilyStaleMigrationNodeID(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, rel)
 			vol := "vol-stale-cmn"
-			e.attached(vol)
-			e.detach(vol, nodeA)
-			e.waitFor("detached", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-				return v.Status.State == longhorn.VolumeStateDetached && v.Spec.NodeID == "" && v.Status.CurrentNodeID == ""
-			})
-			e.patchPaused(longhorn.Volumes, vol, `{"status":{"currentMigrationNodeID":"`+nodeB+`"}}`, "status")
+			e.staleMigrationNodeID(vol)
 			if ver.AtLeast(1, 9, 2) {
 				e.waitFor("Longhorn "+rel+" clears the stale field itself", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 					return v.Status.CurrentMigrationNodeID == ""

@@ -44,8 +44,11 @@ func staleMigrationNodeID(c *familyCtx, f *Finding) bool {
 				cm, orNone(v.Status.State), v.Spec.NodeID, c.st.Version), k, "stale-currentmigrationnodeid")
 		return true
 	}
-	reason := fmt.Sprintf("status.currentMigrationNodeID is %s on a volume that is %s (spec.nodeID %q, no migration requested): Longhorn still treats it as migrating and never clears the field (it flaps between detaching and detached, log \"cannot find the current engine for the switching\"); with the workload stopped, clear the field on the status subresource",
+	reason := fmt.Sprintf("status.currentMigrationNodeID is %s on a volume that is %s (spec.nodeID %q, no migration requested): Longhorn still treats it as migrating and does not clear the field while the volume stays detached (longhorn#11479: it flaps between detaching and detached, log \"cannot find the current engine for the switching\"); with the workload stopped, clear the field on the status subresource",
 		cm, orNone(v.Status.State), v.Spec.NodeID)
 	c.set(f, TypeStaleMigrationNodeID, SeverityWarning, reason, k, "stale-currentmigrationnodeid")
+	if k.AffectedRelease {
+		staleCMNRepair(c, f) // family_fix.go: fix clears it where proven
+	}
 	return true
 }

@@ -68,7 +68,7 @@ func expectFamily(t *testing.T, s *scenario, want Type, affected bool, steps ...
 		t.Errorf("%s on %s: affectedRelease %t, want %t", want, s.vc.version, f.Family.AffectedRelease, affected)
 	}
 	if f.Action.Writes() {
-		t.Errorf("%s: action %q writes; the family is detected, not repaired, here", want, f.Action)
+		t.Errorf("%s: action %q writes; the family is detected, not repaired, here (family_fix_test.go has the repairs)", want, f.Action)
 	}
 	if len(f.Family.Issues) == 0 || f.Family.Releases == "" || !strings.HasPrefix(f.Family.Doc, FamilyDoc+"#") {
 		t.Errorf("%s: incomplete family info %+v", want, f.Family)

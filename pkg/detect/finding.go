@@ -55,13 +55,17 @@ const (
 	// ActionSetReplicas writes replica spec.active / spec.engineName only;
 	// the engines are left to Longhorn.
 	ActionSetReplicas Action = "set-replicas"
+	// ActionClearMigrationNode clears a stale status.currentMigrationNodeID
+	// on a detached volume (the StaleMigrationNodeID state, family_fix.go):
+	// one write, on the volume's status subresource.
+	ActionClearMigrationNode Action = "clear-migration-node"
 )
 
 // Writes reports whether fix changes objects for this action. Deactivate
 // and delete first set the replica flags right (ReplicaChanges), then
-// change the stale engines.
+// change the stale engines; clear-migration-node writes the volume's status.
 func (a Action) Writes() bool {
-	return a == ActionDeactivate || a == ActionDelete || a == ActionSetReplicas
+	return a == ActionDeactivate || a == ActionDelete || a == ActionSetReplicas || a == ActionClearMigrationNode
 }
 
 // Severity orders findings; Warning and above need a person's attention and

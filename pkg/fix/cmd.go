@@ -52,6 +52,12 @@ The action follows the Longhorn version:
 --strategy=deactivate is allowed on every affected version, --strategy=delete
 on 1.5.0/1.5.1 only. No strategy overrides a failed precondition.
 
+On Longhorn 1.5.3 fix also clears a stale status.currentMigrationNodeID
+(StaleMigrationNodeID) on a detached volume that nothing asks for: one patch
+of the volume's status, through the same steps (see
+docs/troubleshooting-migration-family.md). The rest of that family is
+reported with the steps to take by hand.
+
 Right before acting on a volume, fix re-reads it and plans again; any change
 since the plan (volume, engines, replicas, their resourceVersions, the version)
 skips that volume. Each write carries the engine's uid and resourceVersion, so

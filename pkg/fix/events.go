@@ -68,8 +68,11 @@ func RecordOutcome(rec *volevents.Recorder, v volevents.Volume, action detect.Ac
 		// Changed names the replicas whose flags were set first, then the
 		// engines.
 		note := fmt.Sprintf("%s the stale engine; objects written: %s", pastTense(action), strings.Join(o.Changed, ", "))
-		if action == detect.ActionSetReplicas {
+		switch action {
+		case detect.ActionSetReplicas:
 			note = "set the replica flags; objects written: " + strings.Join(o.Changed, ", ")
+		case detect.ActionClearMigrationNode:
+			note = "cleared the stale status.currentMigrationNodeID on the status subresource; objects written: " + strings.Join(o.Changed, ", ")
 		}
 		if o.Backup != "" {
 			note += "; the objects as they were: " + o.Backup
@@ -101,6 +104,8 @@ func eventAction(a detect.Action) string {
 		return "DeleteEngine"
 	case detect.ActionSetReplicas:
 		return "SetReplicaFlags"
+	case detect.ActionClearMigrationNode:
+		return "ClearMigrationNodeID"
 	}
 	return "Repair"
 }

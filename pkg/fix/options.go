@@ -168,7 +168,7 @@ func (o *Options) Run(ctx context.Context) error {
 			for _, w := range ws {
 				pr.Changed(w.Resource, w.Name, w.Verb, cmdutil.DryRunClient)
 			}
-			outs[i] = Outcome{Volume: p.Volume, Result: ResultDryRun, Detail: "client dry run, nothing sent: would write " + writesPhrase(ws) + "; keep engine " + p.Keep.Name, Changed: writeNames(ws)}
+			outs[i] = Outcome{Volume: p.Volume, Result: ResultDryRun, Detail: "client dry run, nothing sent: would write " + writesPhrase(ws) + keepPhrase(p), Changed: writeNames(ws)}
 		}
 		pr.Summary(outs, "")
 		return exitErr(outs)

@@ -48,7 +48,10 @@ type Planned struct {
 	// Replicas are written first, in order; the engine writes follow only
 	// once a re-read shows every replica flag as planned.
 	Replicas []ReplicaWrite
-	Snapshot Snapshot
+	// MigrationNodeID is the stale status.currentMigrationNodeID that
+	// clear-migration-node clears (migrationnode.go); "" otherwise.
+	MigrationNodeID string
+	Snapshot        Snapshot
 }
 
 // Acts reports whether the plan writes to this volume.
@@ -130,6 +133,14 @@ func planVolume(ver longhorn.Version, vol string, f *detect.Finding, s Strategy)
 	objs := fc.Objects
 	p.Snapshot = objs
 	p.Action, p.Why = chooseAction(fc, ver, s)
+	if p.VolumeWrite() {
+		// one write on the volume, pinned by its uid and resourceVersion
+		p.MigrationNodeID = fc.Evidence.CurrentMigrationNodeID
+		if objs.VolumeUID == "" || objs.VolumeResourceVersion == "" || p.MigrationNodeID == "" {
+			p.Action, p.Why = detect.ActionNone, "internal check failed: the volume or the value to clear is unknown; no action"
+		}
+		return p
+	}
 	if fc.Keep != "" {
 		p.Keep, _ = objs.Engine(fc.Keep)
 		p.Keep.Name = fc.Keep

@@ -117,7 +117,7 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 			r.Printer.Changed(w.Resource, w.Name, w.Verb, r.DryRun)
 		}
 		out.Changed = writeNames(ws)
-		out.Result, out.Detail = ResultDryRun, "client dry run, nothing sent: would write "+writesPhrase(ws)+"; keep engine "+fresh.Keep.Name
+		out.Result, out.Detail = ResultDryRun, "client dry run, nothing sent: would write "+writesPhrase(ws)+keepPhrase(fresh)
 		return r.report(out)
 	}
 	if r.DryRun != cmdutil.DryRunServer {
@@ -125,8 +125,12 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 			out.Result, out.Detail = ResultFailed, "no backup folder: nothing written"
 			return r.report(out)
 		}
-		header := fmt.Sprintf("kubectl longhorn-engines fix: volume %s in namespace %s, Longhorn %s, read %s\nbefore: %s %s; keep %s\nrestore: kubectl create -f <this file> (objects deleted) or kubectl apply -f <this file>",
-			fresh.Volume, r.Namespace, fresh.Version, vr.state.Now.UTC().Format(time.RFC3339), fresh.Action, names(fresh.Stale), fresh.Keep.Name)
+		before := fmt.Sprintf("%s %s; keep %s", fresh.Action, names(fresh.Stale), fresh.Keep.Name)
+		if fresh.VolumeWrite() {
+			before = fmt.Sprintf("%s (status.currentMigrationNodeID %s)", fresh.Action, fresh.MigrationNodeID)
+		}
+		header := fmt.Sprintf("kubectl longhorn-engines fix: volume %s in namespace %s, Longhorn %s, read %s\nbefore: %s\nrestore: kubectl create -f <this file> (objects deleted) or kubectl apply -f <this file>",
+			fresh.Volume, r.Namespace, fresh.Version, vr.state.Now.UTC().Format(time.RFC3339), before)
 		path, err := r.Backup.Save(fresh.Volume, header, vr.objects)
 		if err == nil {
 			err = log.Printf("backup volume=%s file=%s objects=%d", fresh.Volume, path, len(vr.objects))
@@ -149,6 +153,11 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 		out.Backup = path
 	}
 
+	if fresh.VolumeWrite() {
+		if failed, ok := r.clearMigrationNode(ctx, fresh, &out); !ok {
+			return r.report(failed)
+		}
+	}
 	if len(fresh.Replicas) > 0 {
 		if failed, ok := r.writeReplicas(ctx, fresh, &out); !ok {
 			return r.report(failed)
@@ -175,7 +184,7 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 	switch {
 	case r.DryRun == cmdutil.DryRunServer:
 		out.Result = ResultDryRun
-		out.Detail = fmt.Sprintf("server dry run accepted, nothing persisted: would write %s; keep engine %s", writesPhrase(fresh.Writes()), fresh.Keep.Name)
+		out.Detail = fmt.Sprintf("server dry run accepted, nothing persisted: would write %s%s", writesPhrase(fresh.Writes()), keepPhrase(fresh))
 		return r.report(out)
 	case !r.Wait:
 		out.Result = ResultChanged
@@ -399,6 +408,9 @@ func (r *Repairer) waitVerified(ctx context.Context, p Planned, out Outcome) Out
 			status = "the volume is gone"
 		case err == nil:
 			v := verify(vr.state, p, r.PendingThreshold)
+			if p.VolumeWrite() {
+				v = verifyCleared(vr.state, p, r.PendingThreshold)
+			}
 			status = v.Status
 			if v.Inverted {
 				r.stopped.Store(true)

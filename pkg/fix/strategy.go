@@ -55,7 +55,17 @@ func (s Strategy) EngineActions(v longhorn.Version) []detect.Action {
 // fix repairs) is the ceiling: a strategy may pick a different safe engine
 // action, never act where detect refused.
 func chooseAction(f detect.Finding, v longhorn.Version, s Strategy) (detect.Action, string) {
-	if f.Refused() || !f.Action.Writes() || f.Keep == "" {
+	if f.Refused() || !f.Action.Writes() {
+		return detect.ActionNone, f.Reason
+	}
+	if f.Action == detect.ActionClearMigrationNode {
+		// A volume write, no engine: the strategy has nothing to choose.
+		if f.Type != detect.TypeStaleMigrationNodeID {
+			return detect.ActionNone, f.Reason
+		}
+		return f.Action, f.Reason
+	}
+	if f.Keep == "" {
 		return detect.ActionNone, f.Reason
 	}
 	if f.Action == detect.ActionSetReplicas {

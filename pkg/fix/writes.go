@@ -30,6 +30,9 @@ func (p Planned) Writes() []Write {
 	if !p.Acts() {
 		return nil
 	}
+	if p.VolumeWrite() {
+		return []Write{p.migrationNodeWrite()}
+	}
 	var ws []Write
 	for _, w := range p.Replicas {
 		var fields []string

@@ -23,4 +23,15 @@ func TestClassLineFamily(t *testing.T) {
 	if strings.Contains(line, "the guard will") {
 		t.Errorf("the guard promises a repair of a family state: %q", line)
 	}
+
+	// where fix repairs it (Longhorn 1.5.3), the guard still only reports
+	// it, and points at fix
+	f.Action = detect.ActionClearMigrationNode
+	if !signatureOf(f).empty() {
+		t.Errorf("the guard would repair %s (action %s)", f.Type, f.Action)
+	}
+	line = classLine("pvc-1", f, signatureOf(f), time.Now(), time.Minute, 0)
+	if !strings.Contains(line, "the guard does not repair it: run kubectl longhorn-engines fix pvc-1") || strings.Contains(line, "the guard will") {
+		t.Errorf("guard line for a state fix repairs: %q", line)
+	}
 }

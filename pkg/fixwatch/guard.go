@@ -403,7 +403,12 @@ func classLine(vol string, f *detect.Finding, sig signature, now time.Time, sett
 		line += ", for " + cmdutil.Duration(lasted)
 	}
 	line += "): " + f.Reason
-	if f.Family != nil {
+	switch {
+	case f.Family != nil && f.Action.Writes():
+		// fix repairs it where proven; the guard only reports it (its
+		// settle rule follows engines, not the volume's status)
+		line += fmt.Sprintf("; the guard does not repair it: run kubectl longhorn-engines fix %s (%s)", vol, f.Family.Doc)
+	case f.Family != nil:
 		// the stuck-migration family: the guard never repairs it
 		line += fmt.Sprintf("; repair it by hand: kubectl longhorn-engines describe %s (%s)", vol, f.Family.Doc)
 	}

@@ -19,15 +19,21 @@ var familyProblems = map[detect.Type]string{
 	detect.TypeMigrationReplicaChurn:     "the migration engine restarts for ever: the migration never becomes ready",
 }
 
-// familyBlocker is the blocker of a family state: the maintainers' steps
-// to run, since fix does not repair these.
+// familyBlocker is the blocker of a family state: fix where it repairs the
+// state (clear-migration-node on a proven release), else the maintainers'
+// steps to run by hand.
 func familyBlocker(b *Blocker, f *detect.Finding, ns string) {
 	b.Problem = familyProblems[f.Type]
 	if b.Problem == "" {
 		b.Problem = string(f.Type)
 	}
-	b.Command = cmdPrefix + "describe " + f.Volume + ns
 	b.Family = f.Family
+	if f.Action.Writes() {
+		b.Command = cmdPrefix + "fix " + f.Volume + ns
+		b.Resolve = fmt.Sprintf("%s (%s; %s)", f.Reason, strings.Join(f.Family.Issues, ", "), f.Family.Doc)
+		return
+	}
+	b.Command = cmdPrefix + "describe " + f.Volume + ns
 	b.Resolve = fmt.Sprintf("%s (%s; %s); the maintainers' repair, by hand: %s",
 		f.Reason, strings.Join(f.Family.Issues, ", "), f.Family.Doc, strings.Join(f.Family.Steps, "; then "))
 }

@@ -309,6 +309,8 @@ func decision(f *detect.Finding, p cmdutil.Painter) string {
 		return p.Bold(fmt.Sprintf("deactivate %s (set spec.active=false), keep %s", strings.Join(f.Stale, ", "), f.Keep))
 	case f.Action == detect.ActionDelete:
 		return p.Bold(fmt.Sprintf("delete %s, keep %s", strings.Join(f.Stale, ", "), f.Keep))
+	case f.Action == detect.ActionClearMigrationNode:
+		return p.Bold(fmt.Sprintf("clear status.currentMigrationNodeID (%s) on the status subresource; no engine or replica is written", f.Evidence.CurrentMigrationNodeID))
 	case f.Overdue():
 		return p.Yellow(f.Decision())
 	case f.Action == detect.ActionWait:
@@ -326,7 +328,7 @@ func decision(f *detect.Finding, p cmdutil.Painter) string {
 // repairCommand is the exact command line that would repair the volume.
 func repairCommand(ns string, f *detect.Finding) string {
 	switch f.Action {
-	case detect.ActionDeactivate, detect.ActionDelete:
+	case detect.ActionDeactivate, detect.ActionDelete, detect.ActionClearMigrationNode:
 		cmd := "kubectl longhorn-engines fix " + f.Volume
 		if ns != "" {
 			cmd += " -n " + ns

@@ -22,7 +22,11 @@ func describeFamily(b *bytes.Buffer, f *detect.Finding, kv func(int, string, str
 		rel += "; the running release is one of them"
 	}
 	kv(0, "Occurs on", rel)
-	b.WriteString("Maintainers' repair (fix does not do it):\n")
+	if f.Action.Writes() {
+		b.WriteString("Maintainers' repair (fix makes it, see Repair; by hand):\n")
+	} else {
+		b.WriteString("Maintainers' repair (fix does not do it):\n")
+	}
 	for i, s := range k.Steps {
 		fmt.Fprintf(b, "  %d. %s\n", i+1, s)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
 )
 
@@ -106,5 +107,38 @@ func TestDescribeCommand(t *testing.T) {
 	res = clitest.Run(ctx, cluster.KubeconfigPath(), "describe")
 	if res.Code == 0 {
 		t.Errorf("describe without a volume succeeded:\n%s", res)
+	}
+}
+
+// describe of a stale status.currentMigrationNodeID on Longhorn 1.5.3, which
+// fix repairs: the decision is the one write, the repair is fix's command,
+// and the maintainers' steps no longer say fix does not do it.
+func TestDescribeStaleMigrationNodeIDRepair(t *testing.T) {
+	v := testenv.NewVolume("vol", testenv.NodeA)
+	v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.State = "", "", "detached"
+	v.Status.CurrentMigrationNodeID = testenv.NodeB
+	e := testenv.NewEngine("vol-e-0", "vol", "", true)
+	e.Status.CurrentState = "stopped"
+	st := &longhorn.State{Namespace: longhorn.DefaultNamespace, Version: longhorn.MustParseVersion("v1.5.3"),
+		Volumes: []longhorn.Volume{*v}, Engines: []longhorn.Engine{*e}, VolumeAttachments: []longhorn.VolumeAttachment{*testenv.NewVA("vol")}}
+	res := detect.Classify(st, detect.Options{})
+	var b bytes.Buffer
+	if err := scan.Describe(&b, st, res, []string{"vol"}, cmdutil.NewPainter(false), 200); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"StaleMigrationNodeID (warning)",
+		"✓ the repair is proven on this release",
+		"clear status.currentMigrationNodeID (node-b) on the status subresource",
+		"kubectl longhorn-engines fix vol",
+		"Maintainers' repair (fix makes it, see Repair; by hand):",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "fix does not do it") || strings.Contains(out, "no automatic repair") {
+		t.Errorf("describe says fix does not repair it:\n%s", out)
 	}
 }
