@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // DryRun is the --dry-run strategy of every command, with kubectl's values.
@@ -43,6 +44,16 @@ func ParseDryRun(v string) (d DryRun, warning string, err error) {
 		return DryRunNone, "--dry-run=false is deprecated (boolean value) and can be replaced with --dry-run=none.", nil
 	}
 	return DryRunNone, "", fmt.Errorf(`invalid --dry-run value %q: must be "none", "server", or "client"`, v)
+}
+
+// Sent is the dryRun option of a request made under d: All for a server
+// dry run, none otherwise. A client dry run makes no request at all; the
+// caller prints instead of sending.
+func (d DryRun) Sent() []string {
+	if d == DryRunServer {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
 }
 
 // Suffix is what kubectl appends to a change line.

@@ -1,6 +1,9 @@
 package cmdutil
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // Every command parses --dry-run here, with kubectl's values and its
 // deprecated booleans.
@@ -25,6 +28,17 @@ func TestParseDryRun(t *testing.T) {
 		got, warn, err := ParseDryRun(tt.in)
 		if (err != nil) != tt.wantErr || got != tt.want || (warn != "") != tt.warn || got.Suffix() != tt.suffix {
 			t.Errorf("ParseDryRun(%q) = %v, %q, %v; want %v, warning %t, error %t, suffix %q", tt.in, got, warn, err, tt.want, tt.warn, tt.wantErr, tt.suffix)
+		}
+	}
+}
+
+// TestDryRunSent: only a server dry run sends dryRun=All; none sends the
+// write for real and client sends nothing (its caller never reaches a
+// request).
+func TestDryRunSent(t *testing.T) {
+	for d, want := range map[DryRun]string{DryRunNone: "[]", DryRunClient: "[]", DryRunServer: "[All]"} {
+		if got := fmt.Sprint(d.Sent()); got != want {
+			t.Errorf("%s.Sent() = %s, want %s", d, got, want)
 		}
 	}
 }

@@ -63,35 +63,26 @@ func (r *Repairer) writeReplica(ctx context.Context, w ReplicaWrite) error {
 	if w.UID == "" || w.ResourceVersion == "" || w.Deleting {
 		return fmt.Errorf("refusing to write replica %s: it is being deleted or is not pinned by uid and resourceVersion", w.Name)
 	}
-	var dry []string
-	switch r.DryRun {
-	case cmdutil.DryRunNone:
-	case cmdutil.DryRunServer:
-		dry = []string{metav1.DryRunAll}
-	default:
-		return fmt.Errorf("refusing to write replica %s with --dry-run=%s", w.Name, r.DryRun)
+	dry, err := r.sentDryRun("replica", w.Name)
+	if err != nil {
+		return err
 	}
 	ri := r.Client.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(r.Namespace)
-	_, err := ri.Patch(ctx, w.Name, types.JSONPatchType, replicaPatch(w), metav1.PatchOptions{DryRun: dry, FieldManager: r.FieldManager})
+	_, err = ri.Patch(ctx, w.Name, types.JSONPatchType, replicaPatch(w), metav1.PatchOptions{DryRun: dry, FieldManager: r.FieldManager})
 	return explainReplicaWrite(err, w, r.Namespace)
 }
 
+// sentDryRun is the dryRun option of a write fix sends. A client dry run
+// prints its writes and never reaches one: refused here as a last guard.
+func (r *Repairer) sentDryRun(kind, name string) ([]string, error) {
+	if r.DryRun != cmdutil.DryRunNone && r.DryRun != cmdutil.DryRunServer {
+		return nil, fmt.Errorf("refusing to write %s %s with --dry-run=%s", kind, name, r.DryRun)
+	}
+	return r.DryRun.Sent(), nil
+}
+
 func explainReplicaWrite(err error, w ReplicaWrite, ns string) error {
-	if err == nil {
-		return nil
-	}
-	code := 0
-	if s, ok := err.(apierrors.APIStatus); ok {
-		code = int(s.Status().Code)
-	}
-	switch {
-	case apierrors.IsConflict(err), code == http.StatusUnprocessableEntity:
-		return fmt.Errorf("the server refused to patch replica %s: it changed after the re-check (uid %s, resourceVersion %s no longer current): %s",
-			w.Name, w.UID, w.ResourceVersion, statusMessage(err))
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("replica %s is gone", w.Name)
-	}
-	return cmdutil.Explain(err, "patch", longhorn.Replicas.GroupResource(), ns)
+	return explainPinned(err, "patch", longhorn.Replicas, "replica", w.Name, w.UID, w.ResourceVersion, ns)
 }
 
 // replicaChangeText describes a replica write for kubectl-style lines.
@@ -111,17 +102,11 @@ func (r *Repairer) write(ctx context.Context, action detect.Action, keep, e Engi
 	if e.Name == keep.Name || e.UID == keep.UID || e.UID == "" || e.ResourceVersion == "" {
 		return fmt.Errorf("refusing to write engine %s: it is the engine to keep or is not pinned by uid and resourceVersion", e.Name)
 	}
-	var dry []string
-	switch r.DryRun {
-	case cmdutil.DryRunNone, cmdutil.DryRunServer:
-	default:
-		return fmt.Errorf("refusing to write engine %s with --dry-run=%s", e.Name, r.DryRun)
-	}
-	if r.DryRun == cmdutil.DryRunServer {
-		dry = []string{metav1.DryRunAll}
+	dry, err := r.sentDryRun("engine", e.Name)
+	if err != nil {
+		return err
 	}
 	ri := r.Client.Dynamic.Resource(longhorn.Engines.GVR()).Namespace(r.Namespace)
-	var err error
 	verb := "patch"
 	switch action {
 	case detect.ActionDeactivate:
@@ -137,26 +122,29 @@ func (r *Repairer) write(ctx context.Context, action detect.Action, keep, e Engi
 	return explainWrite(err, verb, e, r.Namespace)
 }
 
-// explainWrite words a refused write: a failed precondition or patch test
-// means the engine moved after the re-check and nothing was written.
 func explainWrite(err error, verb string, e EngineRef, ns string) error {
+	return explainPinned(err, verb, longhorn.Engines, "engine", e.Name, e.UID, e.ResourceVersion, ns)
+}
+
+// explainPinned words a refused write pinned to an object's uid and
+// resourceVersion: a failed precondition or patch test means the object
+// moved after the re-check, and nothing was written.
+func explainPinned(err error, verb string, res longhorn.Resource, kind, name, uid, rv, ns string) error {
 	if err == nil {
 		return nil
 	}
-	var status apierrors.APIStatus
 	code := 0
 	if s, ok := err.(apierrors.APIStatus); ok {
-		status = s
-		code = int(status.Status().Code)
+		code = int(s.Status().Code)
 	}
 	switch {
 	case apierrors.IsConflict(err), code == http.StatusUnprocessableEntity:
-		return fmt.Errorf("the server refused to %s engine %s: it changed after the re-check (uid %s, resourceVersion %s no longer current); nothing was written: %s",
-			verb, e.Name, e.UID, e.ResourceVersion, statusMessage(err))
+		return fmt.Errorf("the server refused to %s %s %s: it changed after the re-check (uid %s, resourceVersion %s no longer current); nothing was written: %s",
+			verb, kind, name, uid, rv, statusMessage(err))
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("engine %s is gone: nothing was written", e.Name)
+		return fmt.Errorf("%s %s is gone: nothing was written", kind, name)
 	}
-	return cmdutil.Explain(err, verb, longhorn.Engines.GroupResource(), ns)
+	return cmdutil.Explain(err, verb, res.GroupResource(), ns)
 }
 
 func statusMessage(err error) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,32 +55,14 @@ func (r *Repairer) writeMigrationNode(ctx context.Context, p Planned) error {
 	if s.VolumeUID == "" || s.VolumeResourceVersion == "" || p.MigrationNodeID == "" {
 		return fmt.Errorf("refusing to write volume %s: it is not pinned by uid and resourceVersion", p.Volume)
 	}
-	var dry []string
-	switch r.DryRun {
-	case cmdutil.DryRunNone:
-	case cmdutil.DryRunServer:
-		dry = []string{metav1.DryRunAll}
-	default:
-		return fmt.Errorf("refusing to write volume %s with --dry-run=%s", p.Volume, r.DryRun)
+	dry, err := r.sentDryRun("volume", p.Volume)
+	if err != nil {
+		return err
 	}
 	ri := r.Client.Dynamic.Resource(longhorn.Volumes.GVR()).Namespace(r.Namespace)
-	_, err := ri.Patch(ctx, p.Volume, types.JSONPatchType, clearMigrationNodePatch(s.VolumeUID, s.VolumeResourceVersion, p.MigrationNodeID),
+	_, err = ri.Patch(ctx, p.Volume, types.JSONPatchType, clearMigrationNodePatch(s.VolumeUID, s.VolumeResourceVersion, p.MigrationNodeID),
 		metav1.PatchOptions{DryRun: dry, FieldManager: r.FieldManager}, "status")
-	if err == nil {
-		return nil
-	}
-	code := 0
-	if st, ok := err.(apierrors.APIStatus); ok {
-		code = int(st.Status().Code)
-	}
-	switch {
-	case apierrors.IsConflict(err), code == http.StatusUnprocessableEntity:
-		return fmt.Errorf("the server refused to patch volume %s: it changed after the re-check (uid %s, resourceVersion %s no longer current); nothing was written: %s",
-			p.Volume, s.VolumeUID, s.VolumeResourceVersion, statusMessage(err))
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("volume %s is gone: nothing was written", p.Volume)
-	}
-	return cmdutil.Explain(err, "patch", longhorn.Volumes.GroupResource(), r.Namespace)
+	return explainPinned(err, "patch", longhorn.Volumes, "volume", p.Volume, s.VolumeUID, s.VolumeResourceVersion, r.Namespace)
 }
 
 // readBackMigrationNode re-reads the volume after a patch whose answer was

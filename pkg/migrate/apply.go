@@ -59,10 +59,7 @@ func (s *session) apply(ctx context.Context, w write) error {
 	}
 	s.infof("  %s (resourceVersion %s)", w.what, w.resourceVersion)
 	if s.o.dryRun != cmdutil.DryRunClient {
-		opts := metav1.PatchOptions{FieldManager: s.o.FieldManager}
-		if s.o.dryRun == cmdutil.DryRunServer {
-			opts.DryRun = []string{metav1.DryRunAll}
-		}
+		opts := metav1.PatchOptions{FieldManager: s.o.FieldManager, DryRun: s.o.dryRun.Sent()}
 		_, err = s.c.Dynamic.Resource(w.res.GVR()).Namespace(s.ns).Patch(ctx, w.name, types.MergePatchType, body, opts)
 		if err != nil {
 			if apierrors.IsConflict(err) {
