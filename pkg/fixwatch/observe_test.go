@@ -120,20 +120,8 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 	}
 
 	// The Events of the repair, as the events API has them.
-	var evs []eventsv1.Event
-	sel := fields.OneTermEqualSelector("regarding.name", vol).String()
-	poll(t, e.Ctx, "the repair's Events", func() bool {
-		l, err := full.Client().EventsV1().Events(ns).List(e.Ctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = l.Items
-		return hasReason(evs, fix.ReasonRepairApplied) && hasReason(evs, fix.ReasonRepairVerified)
-	})
+	evs := awaitRepairEvents(t, e.Ctx, full, ns, vol)
 	for _, ev := range evs {
-		if ev.ReportingController != volevents.Controller || ev.Regarding.Kind != "Volume" || ev.Regarding.APIVersion != "longhorn.io/v1beta2" || ev.Regarding.UID == "" {
-			t.Errorf("event %s: controller %q, regarding %+v", ev.Name, ev.ReportingController, ev.Regarding)
-		}
 		if ev.Reason == fix.ReasonRepairApplied && (ev.Action != "DeactivateEngine" || !strings.HasPrefix(ev.Note, "deactivated the stale engine; objects written: ") ||
 			!strings.Contains(ev.Note, out.Changed[len(out.Changed)-1])) {
 			t.Errorf("RepairApplied: action %q, note %q, want DeactivateEngine of %v", ev.Action, ev.Note, out.Changed)
@@ -255,10 +243,18 @@ func TestOneShotFixRecordsItsVerification(t *testing.T) {
 		t.Fatalf("fix exit %d", res.Code)
 	}
 	e.converged(vol, mig)
+	awaitRepairEvents(t, e.Ctx, full, ns, vol)
+}
+
+// awaitRepairEvents waits for the RepairApplied and RepairVerified Events of
+// vol, as the events API has them, checks that each is the tool's own
+// about the Longhorn Volume, and returns them.
+func awaitRepairEvents(t *testing.T, ctx context.Context, full *kubeserver.Server, ns, vol string) []eventsv1.Event {
+	t.Helper()
 	var evs []eventsv1.Event
 	sel := fields.OneTermEqualSelector("regarding.name", vol).String()
-	poll(t, e.Ctx, "fix's Events", func() bool {
-		l, err := full.Client().EventsV1().Events(ns).List(e.Ctx, metav1.ListOptions{FieldSelector: sel})
+	poll(t, ctx, "the repair's Events", func() bool {
+		l, err := full.Client().EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,10 +262,11 @@ func TestOneShotFixRecordsItsVerification(t *testing.T) {
 		return hasReason(evs, fix.ReasonRepairApplied) && hasReason(evs, fix.ReasonRepairVerified)
 	})
 	for _, ev := range evs {
-		if ev.ReportingController != volevents.Controller || ev.Regarding.Kind != "Volume" || ev.Regarding.UID == "" {
+		if ev.ReportingController != volevents.Controller || ev.Regarding.Kind != "Volume" || ev.Regarding.APIVersion != "longhorn.io/v1beta2" || ev.Regarding.UID == "" {
 			t.Errorf("event %s: controller %q, regarding %+v", ev.Name, ev.ReportingController, ev.Regarding)
 		}
 	}
+	return evs
 }
 
 func hasReason(evs []eventsv1.Event, reason string) bool {
