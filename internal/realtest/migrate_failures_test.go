@@ -66,104 +66,98 @@ func (e *env) statusOf(vol string) map[string]any {
 // the other"). Before 1.7 Longhorn does not detach: migrate never reports
 // a confirm that did not happen.
 func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
-			vol := "vol-crash"
-			e.readyToConfirm(vol)
-			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
-			e.await("the old engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
-			ver := longhorn.MustParseVersion(rel)
-			if !ver.HasVolumeAttachments() {
-				// 1.4 detaches the volume and attaches it again on node-a
-				// (auto-salvage), then prepares the migration again:
-				// confirm waits through that and confirms.
-				out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=2m", poll)
-				v, es, rs := e.state(vol)
-				e.outcome("original engine crash, then confirm", "detached, attached again on node-a, migration prepared again: "+oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
-				expectExit(t, "migrate confirm after the source engine crashed", 0, out, errOut, code)
-				e.waitFor("settled on node-b", vol, settled(nodeB))
-				e.assertNoDamage(vol)
-				return
-			}
-			if !ver.TicketLimits() {
-				// 1.5 and 1.6 detach the volume and leave the migration
-				// requested without a node (longhorn#8735). scan names it;
-				// confirm refuses without a write and points at rollback,
-				// which removes node-b's ticket: Longhorn attaches the
-				// volume on node-a again.
-				e.await("Longhorn left the migration without a node", func() bool {
-					v, _, _ := e.state(vol)
-					return v.Spec.NodeID == "" && v.Spec.MigrationNodeID == nodeB && v.Status.State == longhorn.VolumeStateDetached
-				})
-				out, errOut, code := e.plugin("scan", vol)
-				if code != 1 || !strings.Contains(out, "MigrationWithoutNode") {
-					t.Errorf("scan exit %d does not name MigrationWithoutNode:\n%s%s", code, out, errOut)
-				}
-				st := e.statusOf(vol)
-				if next, _ := json.Marshal(st["next"]); st["phase"] != "NeedsAttention" || !strings.Contains(string(next), "migrate rollback") {
-					t.Errorf("migrate status: phase %v next %s", st["phase"], next)
-				}
-				before := e.writtenByPlugin(vol)
-				out, errOut, code = e.plugin("migrate", "confirm", vol, "--yes", poll)
-				if after := e.writtenByPlugin(vol); code != 1 || !slices.Equal(after, before) || !strings.Contains(errOut, "migrate rollback") {
-					t.Errorf("confirm of a migration Longhorn dropped: exit %d, wrote %v (before %v), want a refusal pointing at rollback:\n%s%s", code, after, before, out, errOut)
-				}
-				e.outcome("original engine crash, then confirm", "detached, migration left without a node (longhorn#8735)", "migrate confirm", code, errOut)
-				out, errOut, code = e.plugin("migrate", "rollback", vol, "--yes", poll)
-				expectExit(t, "migrate rollback of a migration left without a node", 0, out, errOut, code)
-				if !strings.Contains(out, `"`+vol+`" attached to node-a`) {
-					t.Errorf("stdout lacks the attached line:\n%s", out)
-				}
-				v, es, rs := e.state(vol)
-				e.outcome("original engine crash, then rollback", "attached again on node-a: "+oneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
-				if !settled(nodeA)(v, es, rs) {
-					t.Errorf("not settled on node-a:\n%s", lhsim.Describe(v, es, rs))
-				}
-				e.assertNoDamage(vol)
-				return
-			}
-			e.await("Longhorn detached the volume with two csi tickets", func() bool {
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		vol := "vol-crash"
+		e.readyToConfirm(vol)
+		fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
+		e.await("the old engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
+		ver := longhorn.MustParseVersion(rel)
+		if !ver.HasVolumeAttachments() {
+			// 1.4 detaches the volume and attaches it again on node-a
+			// (auto-salvage), then prepares the migration again:
+			// confirm waits through that and confirms.
+			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=2m", poll)
+			v, es, rs := e.state(vol)
+			e.outcome("original engine crash, then confirm", "detached, attached again on node-a, migration prepared again: "+oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+			expectExit(t, "migrate confirm after the source engine crashed", 0, out, errOut, code)
+			e.waitFor("settled on node-b", vol, settled(nodeB))
+			e.assertNoDamage(vol)
+			return
+		}
+		if !ver.TicketLimits() {
+			// 1.5 and 1.6 detach the volume and leave the migration
+			// requested without a node (longhorn#8735). scan names it;
+			// confirm refuses without a write and points at rollback,
+			// which removes node-b's ticket: Longhorn attaches the
+			// volume on node-a again.
+			e.await("Longhorn left the migration without a node", func() bool {
 				v, _, _ := e.state(vol)
-				return v.Spec.NodeID == "" && v.Status.State == longhorn.VolumeStateDetached && len(e.csiTicketsOn(vol)) == 2
+				return v.Spec.NodeID == "" && v.Spec.MigrationNodeID == nodeB && v.Status.State == longhorn.VolumeStateDetached
 			})
 			out, errOut, code := e.plugin("scan", vol)
-			if code != 1 || !strings.Contains(out+errOut, "MigrationCrashDetached") {
-				t.Errorf("scan exit %d does not name MigrationCrashDetached:\n%s%s", code, out, errOut)
+			if code != 1 || !strings.Contains(out, "MigrationWithoutNode") {
+				t.Errorf("scan exit %d does not name MigrationWithoutNode:\n%s%s", code, out, errOut)
 			}
 			st := e.statusOf(vol)
-			next, _ := json.Marshal(st["next"])
-			if st["phase"] != "CrashDetached" || !strings.Contains(string(next), "--to node-b") || !strings.Contains(string(next), "--to node-a") {
+			if next, _ := json.Marshal(st["next"]); st["phase"] != "NeedsAttention" || !strings.Contains(string(next), "migrate rollback") {
 				t.Errorf("migrate status: phase %v next %s", st["phase"], next)
 			}
 			before := e.writtenByPlugin(vol)
-			_, errOut, code = e.plugin("migrate", "confirm", vol, "--yes", poll)
-			expectExit(t, "migrate confirm without --to", 1, "", errOut, code)
-			if !strings.Contains(errOut, "without --to") {
-				t.Errorf("the refusal does not ask for --to:\n%s", errOut)
+			out, errOut, code = e.plugin("migrate", "confirm", vol, "--yes", poll)
+			if after := e.writtenByPlugin(vol); code != 1 || !slices.Equal(after, before) || !strings.Contains(errOut, "migrate rollback") {
+				t.Errorf("confirm of a migration Longhorn dropped: exit %d, wrote %v (before %v), want a refusal pointing at rollback:\n%s%s", code, after, before, out, errOut)
 			}
-			if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
-				t.Errorf("confirm refused but wrote:\nbefore %v\nafter  %v", before, after)
-			}
-			out, errOut, code = e.plugin("migrate", "confirm", vol, "--to", nodeB, "--yes", poll)
-			expectExit(t, "migrate confirm --to node-b", 0, out, errOut, code)
-			if !strings.Contains(out, `"`+vol+`" attached to node-b`) {
+			e.outcome("original engine crash, then confirm", "detached, migration left without a node (longhorn#8735)", "migrate confirm", code, errOut)
+			out, errOut, code = e.plugin("migrate", "rollback", vol, "--yes", poll)
+			expectExit(t, "migrate rollback of a migration left without a node", 0, out, errOut, code)
+			if !strings.Contains(out, `"`+vol+`" attached to node-a`) {
 				t.Errorf("stdout lacks the attached line:\n%s", out)
 			}
-			e.outcome("original engine crash during migration", "detached, two csi tickets, event MigrationFailed", "migrate confirm --to node-b", code, errOut)
 			v, es, rs := e.state(vol)
-			if !settled(nodeB)(v, es, rs) {
-				t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
-			}
-			if got := e.csiTicketsOn(vol); len(got) != 1 || got[0] != nodeB {
-				t.Errorf("csi tickets after the way out: %v, want node-b only", got)
+			e.outcome("original engine crash, then rollback", "attached again on node-a: "+oneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
+			if !settled(nodeA)(v, es, rs) {
+				t.Errorf("not settled on node-a:\n%s", lhsim.Describe(v, es, rs))
 			}
 			e.assertNoDamage(vol)
+			return
+		}
+		e.await("Longhorn detached the volume with two csi tickets", func() bool {
+			v, _, _ := e.state(vol)
+			return v.Spec.NodeID == "" && v.Status.State == longhorn.VolumeStateDetached && len(e.csiTicketsOn(vol)) == 2
 		})
-	}
+		out, errOut, code := e.plugin("scan", vol)
+		if code != 1 || !strings.Contains(out+errOut, "MigrationCrashDetached") {
+			t.Errorf("scan exit %d does not name MigrationCrashDetached:\n%s%s", code, out, errOut)
+		}
+		st := e.statusOf(vol)
+		next, _ := json.Marshal(st["next"])
+		if st["phase"] != "CrashDetached" || !strings.Contains(string(next), "--to node-b") || !strings.Contains(string(next), "--to node-a") {
+			t.Errorf("migrate status: phase %v next %s", st["phase"], next)
+		}
+		before := e.writtenByPlugin(vol)
+		_, errOut, code = e.plugin("migrate", "confirm", vol, "--yes", poll)
+		expectExit(t, "migrate confirm without --to", 1, "", errOut, code)
+		if !strings.Contains(errOut, "without --to") {
+			t.Errorf("the refusal does not ask for --to:\n%s", errOut)
+		}
+		if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
+			t.Errorf("confirm refused but wrote:\nbefore %v\nafter  %v", before, after)
+		}
+		out, errOut, code = e.plugin("migrate", "confirm", vol, "--to", nodeB, "--yes", poll)
+		expectExit(t, "migrate confirm --to node-b", 0, out, errOut, code)
+		if !strings.Contains(out, `"`+vol+`" attached to node-b`) {
+			t.Errorf("stdout lacks the attached line:\n%s", out)
+		}
+		e.outcome("original engine crash during migration", "detached, two csi tickets, event MigrationFailed", "migrate confirm --to node-b", code, errOut)
+		v, es, rs := e.state(vol)
+		if !settled(nodeB)(v, es, rs) {
+			t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
+		}
+		if got := e.csiTicketsOn(vol); len(got) != 1 || got[0] != nodeB {
+			t.Errorf("csi tickets after the way out: %v, want node-b only", got)
+		}
+		e.assertNoDamage(vol)
+	})
 }
 
 // TestMigrateTargetNodeDownOnLonghorn: "Migration Rollback After Migration
@@ -171,39 +165,33 @@ func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
 // a migration engine that never gets ready: migrate rolls back within
 // seconds, not after its whole --timeout, and the volume stays on node-a.
 func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
-			vol := "vol-target-down"
-			e.attached(vol)
-			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
-			go func() {
-				// the node goes down once the migration has started
-				_ = e.sim.Await(e.ctx, func() bool {
-					v, _, _, err := e.sim.State(e.ctx, vol)
-					return err == nil && v.Spec.MigrationNodeID == nodeB
-				})
-				_ = e.setNodeReady(nodeB, false)
-			}()
-			start := time.Now()
-			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=5m", poll)
-			took := time.Since(start)
-			expectExit(t, "migrate with the target node down", 1, out, errOut, code)
-			if took > 4*time.Minute || !strings.Contains(errOut, "the target node node-b is down") {
-				t.Errorf("migrate took %s (timeout 5m) and said:\n%s", took, errOut)
-			}
-			e.sim.ClearFault(fid)
-			e.waitFor("settled on node-a", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return len(es) == 1 && es[0].Spec.NodeID == nodeA && v.Spec.MigrationNodeID == "" && v.Status.CurrentNodeID == nodeA
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		vol := "vol-target-down"
+		e.attached(vol)
+		fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+		go func() {
+			// the node goes down once the migration has started
+			_ = e.sim.Await(e.ctx, func() bool {
+				v, _, _, err := e.sim.State(e.ctx, vol)
+				return err == nil && v.Spec.MigrationNodeID == nodeB
 			})
-			v, es, rs := e.state(vol)
-			e.outcome("migration node down, rollback", "kept the volume on node-a: "+oneLine(lhsim.Describe(v, es, rs)), "migrate --confirm", code, errOut)
-			e.assertNoDamageAfterNodeDown(vol, nodeB)
+			_ = e.setNodeReady(nodeB, false)
+		}()
+		start := time.Now()
+		out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=5m", poll)
+		took := time.Since(start)
+		expectExit(t, "migrate with the target node down", 1, out, errOut, code)
+		if took > 4*time.Minute || !strings.Contains(errOut, "the target node node-b is down") {
+			t.Errorf("migrate took %s (timeout 5m) and said:\n%s", took, errOut)
+		}
+		e.sim.ClearFault(fid)
+		e.waitFor("settled on node-a", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			return len(es) == 1 && es[0].Spec.NodeID == nodeA && v.Spec.MigrationNodeID == "" && v.Status.CurrentNodeID == nodeA
 		})
-	}
+		v, es, rs := e.state(vol)
+		e.outcome("migration node down, rollback", "kept the volume on node-a: "+oneLine(lhsim.Describe(v, es, rs)), "migrate --confirm", code, errOut)
+		e.assertNoDamageAfterNodeDown(vol, nodeB)
+	})
 }
 
 // TestMigrateEngineRecreatedOnLonghorn: "Migration Confirmation After
@@ -212,26 +200,20 @@ func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
 // replacement and confirms, instead of giving up on the poll that sees the
 // error.
 func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
-			vol := "vol-mig-crash"
-			e.readyToConfirm(vol)
-			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
-			e.await("the migration engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
-			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
-			e.outcome("migration engine crash, then confirm", "replaced the migration engine", "migrate confirm", code, errOut)
-			expectExit(t, "migrate confirm after the migration engine crashed", 0, out, errOut, code)
-			v, es, rs := e.state(vol)
-			if !settled(nodeB)(v, es, rs) {
-				t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
-			}
-			e.assertNoDamage(vol)
-		})
-	}
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		vol := "vol-mig-crash"
+		e.readyToConfirm(vol)
+		fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
+		e.await("the migration engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
+		out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
+		e.outcome("migration engine crash, then confirm", "replaced the migration engine", "migrate confirm", code, errOut)
+		expectExit(t, "migrate confirm after the migration engine crashed", 0, out, errOut, code)
+		v, es, rs := e.state(vol)
+		if !settled(nodeB)(v, es, rs) {
+			t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
+		}
+		e.assertNoDamage(vol)
+	})
 }
 
 // TestMigrateSourceNodeDownOnLonghorn: "Migration Confirmation/Rollback
@@ -244,53 +226,47 @@ func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
 // unknown, so here the node comes back instead, and the volume must settle
 // on the target with nothing lost.
 func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
-			vol := "vol-source-down"
-			e.readyToConfirm(vol)
-			if err := e.setNodeReady(nodeA, false); err != nil {
-				t.Fatal(err)
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		vol := "vol-source-down"
+		e.readyToConfirm(vol)
+		if err := e.setNodeReady(nodeA, false); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := e.plugin("migrate", "rollback", vol, "--yes", poll)
+		if code == 0 || !strings.Contains(errOut, "FAIL source node Ready") {
+			t.Errorf("rollback toward a node that is down: exit %d\n%s", code, errOut)
+		}
+		ver := longhorn.MustParseVersion(rel)
+		back := make(chan error, 1)
+		actx, cancel := context.WithCancel(e.ctx)
+		defer cancel()
+		go func() {
+			// node-a returns once the confirm toward node-b is in place
+			err := e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) })
+			if err == nil {
+				err = e.setNodeReady(nodeA, true)
 			}
-			_, errOut, code := e.plugin("migrate", "rollback", vol, "--yes", poll)
-			if code == 0 || !strings.Contains(errOut, "FAIL source node Ready") {
-				t.Errorf("rollback toward a node that is down: exit %d\n%s", code, errOut)
-			}
-			ver := longhorn.MustParseVersion(rel)
-			back := make(chan error, 1)
-			actx, cancel := context.WithCancel(e.ctx)
-			defer cancel()
-			go func() {
-				// node-a returns once the confirm toward node-b is in place
-				err := e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) })
-				if err == nil {
-					err = e.setNodeReady(nodeA, true)
-				}
-				back <- err
-			}()
-			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
-			if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
-				t.Errorf("migrate confirm rolled back or advised a rollback toward the node that is down:\n%s", errOut)
-			}
-			if !strings.Contains(errOut, "Confirmed toward node-b") {
-				cancel()
-				t.Fatalf("the confirm toward node-b was not written:\n%s", errOut)
-			}
-			if err := <-back; err != nil {
-				t.Fatalf("bringing node-a back: %v", err)
-			}
-			v, es, rs := e.state(vol)
-			e.outcome("original node down, confirm, node back", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
-			expectExit(t, "migrate confirm with the source node down", 0, out, errOut, code)
-			if !settled(nodeB)(v, es, rs) {
-				t.Errorf("exit 0 but not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
-			}
-			e.assertNoDamageAfterNodeDown(vol, nodeA)
-		})
-	}
+			back <- err
+		}()
+		out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
+		if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
+			t.Errorf("migrate confirm rolled back or advised a rollback toward the node that is down:\n%s", errOut)
+		}
+		if !strings.Contains(errOut, "Confirmed toward node-b") {
+			cancel()
+			t.Fatalf("the confirm toward node-b was not written:\n%s", errOut)
+		}
+		if err := <-back; err != nil {
+			t.Fatalf("bringing node-a back: %v", err)
+		}
+		v, es, rs := e.state(vol)
+		e.outcome("original node down, confirm, node back", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+		expectExit(t, "migrate confirm with the source node down", 0, out, errOut, code)
+		if !settled(nodeB)(v, es, rs) {
+			t.Errorf("exit 0 but not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
+		}
+		e.assertNoDamageAfterNodeDown(vol, nodeA)
+	})
 }
 
 // TestMigrateConfirmWithTargetNodeDownOnLonghorn: "Migration Confirmation
@@ -299,36 +275,30 @@ func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
 // (its target is not Ready) without a write, so the volume stays served on
 // node-a, and a rollback there is verified.
 func TestMigrateConfirmWithTargetNodeDownOnLonghorn(t *testing.T) {
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
-			vol := "vol-confirm-target-down"
-			e.readyToConfirm(vol)
-			if err := e.setNodeReady(nodeB, false); err != nil {
-				t.Fatal(err)
-			}
-			before := e.writtenByPlugin(vol)
-			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", poll)
-			if code == 0 || !strings.Contains(errOut, "FAIL target node Ready") {
-				t.Errorf("confirm toward a node that is down: exit %d\n%s%s", code, out, errOut)
-			}
-			if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
-				t.Errorf("confirm refused but wrote:\nbefore %v\nafter  %v", before, after)
-			}
-			e.outcome("migration node down, then confirm", "kept the volume on node-a, the migration in place", "migrate confirm", code, errOut)
-			out, errOut, code = e.plugin("migrate", "rollback", vol, "--yes", "--timeout=3m", poll)
-			expectExit(t, "migrate rollback with the target node down", 0, out, errOut, code)
-			v, es, rs := e.state(vol)
-			e.outcome("migration node down, then rollback", oneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
-			if !settled(nodeA)(v, es, rs) {
-				t.Errorf("not settled on node-a:\n%s", lhsim.Describe(v, es, rs))
-			}
-			e.assertNoDamageAfterNodeDown(vol, nodeB)
-		})
-	}
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		vol := "vol-confirm-target-down"
+		e.readyToConfirm(vol)
+		if err := e.setNodeReady(nodeB, false); err != nil {
+			t.Fatal(err)
+		}
+		before := e.writtenByPlugin(vol)
+		out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", poll)
+		if code == 0 || !strings.Contains(errOut, "FAIL target node Ready") {
+			t.Errorf("confirm toward a node that is down: exit %d\n%s%s", code, out, errOut)
+		}
+		if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
+			t.Errorf("confirm refused but wrote:\nbefore %v\nafter  %v", before, after)
+		}
+		e.outcome("migration node down, then confirm", "kept the volume on node-a, the migration in place", "migrate confirm", code, errOut)
+		out, errOut, code = e.plugin("migrate", "rollback", vol, "--yes", "--timeout=3m", poll)
+		expectExit(t, "migrate rollback with the target node down", 0, out, errOut, code)
+		v, es, rs := e.state(vol)
+		e.outcome("migration node down, then rollback", oneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
+		if !settled(nodeA)(v, es, rs) {
+			t.Errorf("not settled on node-a:\n%s", lhsim.Describe(v, es, rs))
+		}
+		e.assertNoDamageAfterNodeDown(vol, nodeB)
+	})
 }
 
 // TestMigrateEngineCrashAfterConfirmOnLonghorn: the engine on the target
@@ -344,69 +314,63 @@ func TestMigrateEngineCrashAfterConfirmOnLonghorn(t *testing.T) {
 	if os.Getenv("REALTEST_CRASH_AFTER_CONFIRM") == "" {
 		t.Skip("Longhorn 1.5.3's end after this crash varies; set REALTEST_CRASH_AFTER_CONFIRM=1 to run")
 	}
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
-			vol := "vol-crash-after-confirm"
-			e.readyToConfirm(vol)
-			_, es, _ := e.state(vol)
-			var target string
-			for _, eng := range es {
-				if eng.Spec.NodeID == nodeB {
-					target = eng.Name
-				}
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		vol := "vol-crash-after-confirm"
+		e.readyToConfirm(vol)
+		_, es, _ := e.state(vol)
+		var target string
+		for _, eng := range es {
+			if eng.Spec.NodeID == nodeB {
+				target = eng.Name
 			}
-			if target == "" {
-				t.Fatalf("no engine on node-b")
+		}
+		if target == "" {
+			t.Fatalf("no engine on node-b")
+		}
+		ver := longhorn.MustParseVersion(rel)
+		crashed := make(chan lhsim.FaultID, 1)
+		actx, cancel := context.WithCancel(e.ctx)
+		defer cancel()
+		go func() {
+			if e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) }) == nil {
+				crashed <- e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: target, Times: 1})
 			}
-			ver := longhorn.MustParseVersion(rel)
-			crashed := make(chan lhsim.FaultID, 1)
-			actx, cancel := context.WithCancel(e.ctx)
-			defer cancel()
-			go func() {
-				if e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) }) == nil {
-					crashed <- e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: target, Times: 1})
-				}
-				close(crashed)
-			}()
-			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=2m", poll)
-			cancel()
-			if fid, ok := <-crashed; !ok || e.sim.FaultHits(fid) == 0 {
-				t.Fatalf("the engine on node-b did not crash after the confirm (exit %d):\n%s", code, errOut)
+			close(crashed)
+		}()
+		out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=2m", poll)
+		cancel()
+		if fid, ok := <-crashed; !ok || e.sim.FaultHits(fid) == 0 {
+			t.Fatalf("the engine on node-b did not crash after the confirm (exit %d):\n%s", code, errOut)
+		}
+		if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
+			t.Errorf("migrate rolled back or advised a rollback after its confirm:\n%s", errOut)
+		}
+		v, es, rs := e.state(vol)
+		e.outcome("engine crash after the confirm", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+		switch code {
+		case 0:
+			if !strings.Contains(errOut, "Verified:") {
+				t.Errorf("exit 0 without a verification:\n%s", errOut)
 			}
-			if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
-				t.Errorf("migrate rolled back or advised a rollback after its confirm:\n%s", errOut)
+			e.waitFor("settled on node-b", vol, settled(nodeB))
+		case 3:
+			// Not verified in time: Longhorn may fault the volume after
+			// such a crash (seen on 1.5.3: every Replica CR removed,
+			// their directories kept); migrate must not claim more.
+			if strings.Contains(errOut, "Verified:") {
+				t.Errorf("exit 3 but the run says verified:\n%s", errOut)
 			}
-			v, es, rs := e.state(vol)
-			e.outcome("engine crash after the confirm", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
-			switch code {
-			case 0:
-				if !strings.Contains(errOut, "Verified:") {
-					t.Errorf("exit 0 without a verification:\n%s", errOut)
-				}
-				e.waitFor("settled on node-b", vol, settled(nodeB))
-			case 3:
-				// Not verified in time: Longhorn may fault the volume after
-				// such a crash (seen on 1.5.3: every Replica CR removed,
-				// their directories kept); migrate must not claim more.
-				if strings.Contains(errOut, "Verified:") {
-					t.Errorf("exit 3 but the run says verified:\n%s", errOut)
-				}
-				t.Logf("not verified on node-b; Longhorn %s ended: %s", rel, oneLine(lhsim.Describe(v, es, rs)))
-			default:
-				t.Errorf("exit %d, want 0 (verified) or 3 (not verified in time)", code)
-			}
-			if l := e.activeDeleted(); len(l) > 0 {
-				t.Errorf("replicas deleted while active: %v", l)
-			}
-			if w := e.sim.WipedDirs(vol); len(w) > 0 {
-				t.Errorf("data directories wiped: %v", w)
-			}
-		})
-	}
+			t.Logf("not verified on node-b; Longhorn %s ended: %s", rel, oneLine(lhsim.Describe(v, es, rs)))
+		default:
+			t.Errorf("exit %d, want 0 (verified) or 3 (not verified in time)", code)
+		}
+		if l := e.activeDeleted(); len(l) > 0 {
+			t.Errorf("replicas deleted while active: %v", l)
+		}
+		if w := e.sim.WipedDirs(vol); len(w) > 0 {
+			t.Errorf("data directories wiped: %v", w)
+		}
+	})
 }
 
 // TestMigrateResumesWithoutNodeOnLonghorn: on 1.5 and 1.6, the source
@@ -475,3 +439,16 @@ func confirmedToward(e *env, ver longhorn.Version, vol, node string) bool {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// forEachConfirmingRelease runs a scenario on each release in parallel, in
+// an env of its own, skipping the releases a confirm is not proven on.
+func forEachConfirmingRelease(t *testing.T, run func(t *testing.T, e *env, rel string)) {
+	t.Parallel()
+	for _, rel := range releasesOrSkip(t) {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			skipUnprovenConfirm(t, rel)
+			run(t, newEnv(t, rel), rel)
+		})
+	}
+}
