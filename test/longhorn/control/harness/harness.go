@@ -144,15 +144,23 @@ func run(addToScheme func(*runtime.Scheme) error, release Release) error {
 	}
 	defer srv.Close()
 
+	// The first controllers are built before the informers start, so that
+	// every informer they ask for is started with the others and their
+	// handlers see the informers' resyncs from the beginning (1.10.0
+	// finishes a detach only on a resync); they run once the caches synced.
+	initial := make([][]Runner, len(nodes))
+	for i, node := range nodes {
+		if initial[i], err = lh.Node(node, logrus.StandardLogger().WithField("node", node)); err != nil {
+			return err
+		}
+	}
 	stopCh := make(chan struct{})
 	lh.Start(stopCh)
 	if !lh.Sync(stopCh) {
 		return fmt.Errorf("datastore cache sync failed")
 	}
-	for _, node := range nodes {
-		if err := managers.set(node, true); err != nil {
-			return err
-		}
+	for i, node := range nodes {
+		managers.run(node, initial[i])
 	}
 
 	srv.SetReady()
@@ -188,16 +196,28 @@ func (m *managers) set(node string, up bool) error {
 		if err != nil {
 			return err
 		}
-		stop = make(chan struct{})
-		for _, r := range rs {
-			go r(m.lh.Workers, stop)
-		}
-		m.running[node] = stop
+		m.start(node, rs)
 	case !up && running:
 		close(stop)
 		delete(m.running, node)
 	}
 	return nil
+}
+
+// run starts node's first controllers.
+func (m *managers) run(node string, rs []Runner) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.start(node, rs)
+}
+
+// start runs rs until node goes down; m.mu is held.
+func (m *managers) start(node string, rs []Runner) {
+	stop := make(chan struct{})
+	for _, r := range rs {
+		go r(m.lh.Workers, stop)
+	}
+	m.running[node] = stop
 }
 
 func (m *managers) stopAll() {
