@@ -146,12 +146,7 @@ func (r *Repairer) clearMigrationNode(ctx context.Context, p Planned, out *Outco
 // detect finds nothing left that needs a person (a detached volume with
 // nothing wrong is not a finding at all).
 func verifyCleared(st *longhorn.State, p Planned, threshold time.Duration) verdict {
-	var v *longhorn.Volume
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == p.Volume {
-			v = &st.Volumes[i]
-		}
-	}
+	v := volumeNamed(st, p.Volume)
 	if v == nil {
 		return verdict{Status: "the volume is gone"}
 	}

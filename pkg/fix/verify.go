@@ -30,12 +30,7 @@ type verdict struct {
 // migration; every replica on the survivor and active; on 1.5+ a satisfied
 // ticket on the current node; and detect finds nothing left to report.
 func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
-	var v *longhorn.Volume
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == p.Volume {
-			v = &st.Volumes[i]
-		}
-	}
+	v := volumeNamed(st, p.Volume)
 	if v == nil {
 		return verdict{Status: "the volume is gone"}
 	}
@@ -184,4 +179,14 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// volumeNamed is the volume of st called name, nil when it is gone.
+func volumeNamed(st *longhorn.State, name string) *longhorn.Volume {
+	for i := range st.Volumes {
+		if st.Volumes[i].Name == name {
+			return &st.Volumes[i]
+		}
+	}
+	return nil
 }
