@@ -34,6 +34,7 @@ kube-apiserver:
 # TestMain it would count against that package's timeout.
 test: kube-apiserver
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(GO) test -C test/longhorn/control -race .
 
 # Every Longhorn release with a module under test/longhorn (make test runs
 # lhreal.Sample only): each release's controllers build on their own k8s.io

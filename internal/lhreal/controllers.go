@@ -33,7 +33,7 @@ type Options struct {
 
 // Fault makes the controllers' Longhorn client answer the first Count
 // requests matching Verb, Resource and Name with HTTP Code, without sending
-// them to the API server.
+// them to the API server, or as Mode says.
 type Fault struct {
 	// Verb: get, list, watch, create, update, patch or delete.
 	Verb string `json:"verb"`
@@ -45,6 +45,10 @@ type Fault struct {
 	Count int `json:"count,omitempty"`
 	// Code to answer; 0 means 500.
 	Code int `json:"code,omitempty"`
+	// Mode: "" (the request is not sent), "after" (sent, so the write
+	// takes effect, then answered with Code: a timeout after the server
+	// applied it) or "reset" (a connection reset, not sent).
+	Mode string `json:"mode,omitempty"`
 }
 
 // Controllers is one running longhorn-controllers binary.

@@ -7,13 +7,16 @@ package control
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Fault answers the first Count matching requests with HTTP Code instead of
-// sending them to the API server.
+// sending them to the API server, or as its Mode says.
 type Fault struct {
 	ID int `json:"id"`
 	// Verb is get, list, watch, create, update, patch or delete.
@@ -26,6 +29,11 @@ type Fault struct {
 	Count int `json:"count"`
 	// Code is the HTTP status to answer; 0 means 500.
 	Code int `json:"code"`
+	// Mode: "" answers Code and never sends the request; "after" sends it
+	// (the write takes effect) and then answers Code, as a timeout after
+	// the server applied it does; "reset" answers with a connection reset,
+	// the request never sent.
+	Mode string `json:"mode,omitempty"`
 	// Hits counts the requests answered so far.
 	Hits int `json:"hits"`
 }
@@ -46,6 +54,11 @@ func (fs *Faults) Add(f Fault) (int, error) {
 	}
 	if f.Resource == "" {
 		return 0, fmt.Errorf("resource is required")
+	}
+	switch f.Mode {
+	case "", "after", "reset":
+	default:
+		return 0, fmt.Errorf("unknown mode %q", f.Mode)
 	}
 	if f.Count <= 0 {
 		f.Count = 1
@@ -80,12 +93,12 @@ func (fs *Faults) Clear() {
 	fs.list = nil
 }
 
-// match returns the code of the first fault with hits left that matches req,
-// counting the hit, or 0.
-func (fs *Faults) match(req *http.Request) int {
+// match returns a copy of the first fault with hits left that matches req,
+// counting the hit.
+func (fs *Faults) match(req *http.Request) (Fault, bool) {
 	verb, resource, name, ok := describe(req)
 	if !ok {
-		return 0
+		return Fault{}, false
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -94,9 +107,9 @@ func (fs *Faults) match(req *http.Request) int {
 			continue
 		}
 		f.Hits++
-		return f.Code
+		return *f, true
 	}
-	return 0
+	return Fault{}, false
 }
 
 // describe reads a request to the API as verb, resource (with subresource)
@@ -150,7 +163,8 @@ func describe(req *http.Request) (verb, resource, name string, ok bool) {
 }
 
 // WrapTransport is for rest.Config.WrapTransport: a request matching a fault
-// is answered with the fault's code and a metav1.Status body and never sent.
+// is answered as the fault says (Fault.Mode): a metav1.Status body with
+// the fault's code, or a connection reset.
 func (fs *Faults) WrapTransport(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper{fs: fs, next: rt}
 }
@@ -161,13 +175,29 @@ type roundTripper struct {
 }
 
 func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	code := r.fs.match(req)
-	if code == 0 {
+	f, ok := r.fs.match(req)
+	if !ok {
 		return r.next.RoundTrip(req)
 	}
-	if req.Body != nil {
-		_ = req.Body.Close()
+	switch f.Mode {
+	case "after":
+		resp, err := r.next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	case "reset":
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	default:
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
 	}
+	code := f.Code
 	body := fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"injected fault","reason":%q,"code":%d}`,
 		reason(code), code)
 	return &http.Response{
@@ -195,6 +225,8 @@ func reason(code int) string {
 		return "TooManyRequests"
 	case http.StatusServiceUnavailable:
 		return "ServiceUnavailable"
+	case http.StatusGatewayTimeout:
+		return "Timeout"
 	case http.StatusInternalServerError:
 		return "InternalError"
 	}
