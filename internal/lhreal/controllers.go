@@ -211,14 +211,27 @@ func (c *Controllers) ClearFaults() error {
 	return c.do(http.MethodDelete, "/faults", nil, nil)
 }
 
+// FaultHit is an injected fault with its id and the requests it answered.
+type FaultHit struct {
+	Fault
+	ID   int `json:"id"`
+	Hits int `json:"hits"`
+}
+
+// Faults lists every injected fault with its hits.
+func (c *Controllers) Faults() ([]FaultHit, error) {
+	var list []FaultHit
+	if err := c.do(http.MethodGet, "/faults", nil, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
 // FaultHits is how many requests fault id has answered; -1 if there is no
 // such fault or the binary does not answer.
 func (c *Controllers) FaultHits(id int) int {
-	var list []struct {
-		ID   int `json:"id"`
-		Hits int `json:"hits"`
-	}
-	if err := c.do(http.MethodGet, "/faults", nil, &list); err != nil {
+	list, err := c.Faults()
+	if err != nil {
 		return -1
 	}
 	for _, f := range list {

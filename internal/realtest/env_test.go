@@ -62,12 +62,20 @@ func releasesOrSkip(t *testing.T) []string {
 
 func newEnv(t *testing.T, release string) *env {
 	t.Helper()
+	return newEnvWith(t, release, []string{nodeA, nodeB, nodeC}, envTimeout)
+}
+
+// envTimeout bounds a test's env: its simulator and controllers stop then.
+const envTimeout = 10 * time.Minute
+
+// newEnvWith is newEnv on other nodes, for longer than envTimeout.
+func newEnvWith(t *testing.T, release string, nodes []string, timeout time.Duration) *env {
+	t.Helper()
 	if err := clusterErr[release]; err != nil {
 		t.Fatalf("Longhorn %s: %v", release, err)
 	}
-	e := newBareEnv(t, release, true)
+	e := newBareEnvWithin(t, release, true, timeout)
 	recordScenario(t, release, true)
-	nodes := []string{nodeA, nodeB, nodeC}
 	for _, n := range nodes {
 		if err := e.sim.AddNode(e.ctx, n, lhsim.NodeOptions{}); err != nil {
 			t.Fatal(err)
@@ -107,8 +115,13 @@ func newEnv(t *testing.T, release string) *env {
 // of the release's API server.
 func newBareEnv(t *testing.T, release string, instanceOnly bool) *env {
 	t.Helper()
+	return newBareEnvWithin(t, release, instanceOnly, envTimeout)
+}
+
+func newBareEnvWithin(t *testing.T, release string, instanceOnly bool, timeout time.Duration) *env {
+	t.Helper()
 	c := clusters[release]
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	ns := testenv.Namespace("real")
 	e := &env{t: t, ctx: ctx, release: release, c: c, ns: ns}

@@ -18,16 +18,42 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// lockedBuffer is written by a child process and read by the test.
+// lockedBuffer is written by a child process and read by the test, which
+// can also ask when each line arrived.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	partial []byte
+	stamped []stampedLine
+}
+
+// stampedLine is a line and the time it arrived.
+type stampedLine struct {
+	text string
+	at   time.Time
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := time.Now()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		l.stamped = append(l.stamped, stampedLine{text: string(l.partial[:i]), at: now})
+		l.partial = l.partial[i+1:]
+	}
 	return l.b.Write(p)
+}
+
+// lines are the complete lines so far, with their arrival times.
+func (l *lockedBuffer) lines() []stampedLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]stampedLine(nil), l.stamped...)
 }
 
 func (l *lockedBuffer) String() string {

@@ -69,10 +69,16 @@ func (e *env) migrating(vol string) (oldName, migName string) {
 // migration is rolled back and requested again.
 func (e *env) migrationReady(vol string) (oldName, migName string) {
 	e.t.Helper()
+	return e.migrationReadyBetween(vol, nodeA, nodeB)
+}
+
+// migrationReadyBetween is migrationReady for a migration from src to dst.
+func (e *env) migrationReadyBetween(vol, src, dst string) (oldName, migName string) {
+	e.t.Helper()
 	for attempt := 1; ; attempt++ {
 		twice := ""
-		e.waitFor("migration engine ready on node-b", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-			old, mig := testenv.EngineOn(es, nodeA), testenv.EngineOn(es, nodeB)
+		e.waitFor("migration engine ready on "+dst, vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			old, mig := testenv.EngineOn(es, src), testenv.EngineOn(es, dst)
 			if len(es) != 2 || old == nil || mig == nil || !old.Spec.Active || mig.Spec.Active {
 				return false
 			}
@@ -101,9 +107,9 @@ func (e *env) migrationReady(vol string) (oldName, migName string) {
 			e.t.Fatalf("Longhorn %s cloned a data directory of %s twice in %d migrations: %s", e.release, vol, attempt, twice)
 		}
 		e.t.Logf("Longhorn %s cloned a data directory twice (%s): rolling back and migrating again", e.release, twice)
-		e.detach(vol, nodeB)
-		e.waitFor("rolled back to node-a", vol, settled(nodeA))
-		if err := e.sim.Attach(e.ctx, vol, nodeB); err != nil {
+		e.detach(vol, dst)
+		e.waitFor("rolled back to "+src, vol, settled(src))
+		if err := e.sim.Attach(e.ctx, vol, dst); err != nil {
 			e.t.Fatal(err)
 		}
 	}

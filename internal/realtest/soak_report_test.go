@@ -1,0 +1,109 @@
+package realtest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// soakReport renders docs/soak.md from the releases' results: what make
+// soak wrote, with the command that made it.
+func soakReport(cfg soakConfig, command string) string {
+	soakMu.Lock()
+	rows := append([]soakResult(nil), soakResults...)
+	soakMu.Unlock()
+	sort.Slice(rows, func(i, j int) bool {
+		a, _ := longhorn.ParseVersion(rows[i].Release)
+		b, _ := longhorn.ParseVersion(rows[j].Release)
+		return !a.AtLeast(b.Major, b.Minor, b.Patch)
+	})
+	if command == "" {
+		command = "make soak"
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# The soak: live migrations under faults, with the guard running\n\n")
+	p("<!-- Written by internal/realtest TestSoak (make soak); do not edit by hand. -->\n\n")
+	p("Made by `%s` on %s: %d migrations per release on %d volumes, seed %d, the guard's `--settle %s`.\n\n",
+		command, time.Now().UTC().Format("2006-01-02"), cfg.Migrations, cfg.Volumes, cfg.Seed, cfg.Settle)
+	p("Each release runs its own Longhorn controllers (internal/lhreal) with the simulator playing the instance\n")
+	p("managers. Volumes live-migrate between node-a and node-b as node drains move them during an upgrade\n")
+	p("(1.4: `spec.migrationNodeID`; 1.5+: csi-attacher tickets); about one in five migrations rolls back and is\n")
+	p("retried, one volume in ten is detached and attached again instead, and a drained node is taken down and\n")
+	p("brought back. Before every drain up to two faults of random kinds are injected into the requests of\n")
+	p("Longhorn's own controllers, and three confirms in ten get the seed's fault (the volume controller's delete\n")
+	p("of the old engine fails once), which leaves two active engines on an affected release. The guard runs the\n")
+	p("whole time as a separate process with deploy/guard-job.yaml's arguments, except: backups to a folder only\n")
+	p("(the test API server serves no ConfigMaps), metrics on a loopback port, `--settle` as above. See\n")
+	p("docs/testing.md for what the simulator plays and what it does not.\n\n")
+	p("Checked after every drain and at the end: no replica deleted while active, no data directory a replica\n")
+	p("uses wiped, no data lost; at the end: every stuck state repaired within settle + one sync (%v), every\n", soakSyncBound)
+	p("guard write made while its volume was stuck (on a fixed release: no write at all), every volume converged.\n\n")
+
+	p("| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | repair time median / p95 / max | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | not converged | guard peak RSS | guard CPU | wall |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		total := 0
+		for _, n := range r.Faults {
+			total += n
+		}
+		p("| %s | %d (%d / %d) | %d | %d | %d | %d | %d | %d | %d | %s | %d | %d | %d | %d | %d | %.0f MiB | %v | %v |\n",
+			r.Release, r.Migrations, r.Confirmed, r.RolledBack, r.Detaches, r.Flaps, total, r.SeedFaults, r.TwoActive, r.Stuck,
+			r.Repaired, percentiles(r.RepairTimes), r.Wiped, r.ActiveDeleted, r.DataLost, r.GuardWritesNotStuck, len(r.NotConverged),
+			float64(r.GuardPeakRSSKiB)/1024, r.GuardCPU.Round(time.Second), r.Wall.Round(time.Second))
+	}
+	p("\n## Faults injected, by kind\n\n")
+	for _, r := range rows {
+		p("- **%s:** ", r.Release)
+		var kinds []string
+		for k := range r.Faults {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		if len(kinds) == 0 {
+			p("none hit")
+		}
+		for i, k := range kinds {
+			if i > 0 {
+				p("; ")
+			}
+			p("%s × %d", k, r.Faults[k])
+		}
+		p("\n")
+	}
+	p("\n## Invariants broken\n\n")
+	broken := false
+	for _, r := range rows {
+		for _, v := range r.Violations {
+			broken = true
+			p("- %s: %s\n", r.Release, v)
+		}
+	}
+	if !broken {
+		p("None.\n")
+	}
+	return b.String()
+}
+
+// percentiles renders median / p95 / max, or "-" for none.
+func percentiles(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	at := func(q float64) time.Duration {
+		i := int(q*float64(len(s))+0.5) - 1
+		if i < 0 {
+			i = 0
+		}
+		if i >= len(s) {
+			i = len(s) - 1
+		}
+		return s[i].Round(100 * time.Millisecond)
+	}
+	return fmt.Sprintf("%v / %v / %v", at(0.5), at(0.95), s[len(s)-1].Round(100*time.Millisecond))
+}
