@@ -592,6 +592,12 @@ func (s *soak) result() soakResult {
 			s.violateOn(&res, "the guard wrote %v of %s, which was never stuck or is on a fixed release", w, v)
 		}
 	}
+	// the seed's fault leaves two active engines on an affected release
+	// (TestSeedSequence): a run that hit it and saw nothing stuck judged
+	// nothing
+	if affected && res.SeedFaults > 0 && res.Stuck == 0 {
+		s.violateOn(&res, "the seed's fault was hit %d times on an affected release and no stuck state was seen", res.SeedFaults)
+	}
 	for _, nc := range res.NotConverged {
 		s.violateOn(&res, "did not converge: %s", nc)
 	}
