@@ -165,15 +165,7 @@ func (o *Options) read(ctx context.Context) (input, error) {
 		return input{State: st, Result: detect.Classify(st, dopts), Source: "cluster", Unchecked: orphanCheck(st, "")}, nil
 	}
 	oo := readstate.OfflineOptions{Namespace: explicitNamespace(o.ConfigFlags), Warnf: o.warnf}
-	var (
-		off *readstate.Offline
-		err error
-	)
-	if o.Bundle != "" {
-		off, err = readstate.LoadBundle(ctx, o.Bundle, oo)
-	} else {
-		off, err = readstate.LoadFiles(ctx, o.Filenames, o.In, oo)
-	}
+	off, err := readstate.LoadOffline(ctx, o.Bundle, o.Filenames, o.In, oo)
 	if err != nil {
 		return input{}, err
 	}
