@@ -686,21 +686,13 @@ func (s *Sim) state(ctx context.Context, vol string, live bool) (*longhorn.Volum
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	engines := make([]longhorn.Engine, 0, len(es))
-	for i := range es {
-		var e longhorn.Engine
-		if err := decode(&es[i], &e); err != nil {
-			return nil, nil, nil, err
-		}
-		engines = append(engines, e)
+	engines, err := decodeAll[longhorn.Engine](es)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	replicas := make([]longhorn.Replica, 0, len(rs))
-	for i := range rs {
-		var r longhorn.Replica
-		if err := decode(&rs[i], &r); err != nil {
-			return nil, nil, nil, err
-		}
-		replicas = append(replicas, r)
+	replicas, err := decodeAll[longhorn.Replica](rs)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return v, engines, replicas, nil
 }
