@@ -55,6 +55,20 @@ func decodeAll[T any](us []unstructured.Unstructured) ([]T, error) {
 	return out, nil
 }
 
+// getAs reads one object (from the informer cache when there is one) and
+// decodes it into T; the object read comes back too, for updates.
+func getAs[T any](ctx context.Context, s *Sim, r longhorn.Resource, name string) (*unstructured.Unstructured, *T, error) {
+	u, err := s.getU(ctx, r, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := new(T)
+	if err := decode(u, t); err != nil {
+		return nil, nil, err
+	}
+	return u, t, nil
+}
+
 // liveAs reads one object from the API server (not the informer cache)
 // and decodes it into T.
 func liveAs[T any](ctx context.Context, s *Sim, r longhorn.Resource, name string) (*T, error) {

@@ -768,15 +768,8 @@ func (s *Sim) Await(ctx context.Context, cond func() bool) error {
 // VolumeAttachment returns the volume's VolumeAttachment (1.5+) as the
 // simulator's cache has it.
 func (s *Sim) VolumeAttachment(ctx context.Context, vol string) (*longhorn.VolumeAttachment, error) {
-	u, err := s.getU(ctx, longhorn.VolumeAttachments, vol)
-	if err != nil {
-		return nil, err
-	}
-	va := &longhorn.VolumeAttachment{}
-	if err := decode(u, va); err != nil {
-		return nil, err
-	}
-	return va, nil
+	_, va, err := getAs[longhorn.VolumeAttachment](ctx, s, longhorn.VolumeAttachments, vol)
+	return va, err
 }
 
 // Describe renders a volume, its engines and replicas in a few lines, for
