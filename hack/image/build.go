@@ -23,14 +23,7 @@ import (
 func runBuild(args []string) error {
 	fs, dist, layoutDir, platforms := newFlags("build")
 	push := fs.String("push", "", "also push the index to this reference (e.g. "+repository+":vX.Y.Z)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	rel, err := readRelease(*dist)
-	if err != nil {
-		return err
-	}
-	plats, err := rel.platforms(*platforms)
+	rel, plats, err := parseRelease(fs, args, dist, platforms)
 	if err != nil {
 		return err
 	}

@@ -147,3 +147,17 @@ func newFlags(name string) (*flag.FlagSet, *string, *string, *string) {
 	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list")
 	return fs, dist, layoutDir, platforms
 }
+
+// parseRelease parses args, then reads the release in --dist and the
+// platforms --platforms asks for: how build and verify start.
+func parseRelease(fs *flag.FlagSet, args []string, dist, platforms *string) (release, []string, error) {
+	if err := fs.Parse(args); err != nil {
+		return release{}, nil, err
+	}
+	rel, err := readRelease(*dist)
+	if err != nil {
+		return release{}, nil, err
+	}
+	plats, err := rel.platforms(*platforms)
+	return rel, plats, err
+}

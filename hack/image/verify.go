@@ -71,14 +71,7 @@ type config struct {
 // platform the binary taken out of the image is also run.
 func runVerify(args []string) error {
 	fs, dist, layoutDir, platforms := newFlags("verify")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	rel, err := readRelease(*dist)
-	if err != nil {
-		return err
-	}
-	plats, err := rel.platforms(*platforms)
+	rel, plats, err := parseRelease(fs, args, dist, platforms)
 	if err != nil {
 		return err
 	}

@@ -17,56 +17,53 @@ import (
 // and the migration completes once the fault is cleared.
 func TestMigrationEngineNeverReady(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.6.0"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-never-ready"
-			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
-			e.CreateAttached(vol)
-			if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
+	testenv.PerRelease(t, []string{"v1.4.3", "v1.6.0"}, func(t *testing.T, version string) {
+		e := newEnv(t, version)
+		vol := "vol-never-ready"
+		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+		e.CreateAttached(vol)
+		if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
+			t.Fatal(err)
+		}
+		e.WaitFor("migration engine placed but not running", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			m := testenv.EngineOn(es, nodeB)
+			return m != nil && m.Spec.DesireState == longhorn.StateRunning && m.Status.CurrentState == longhorn.StateStarting
+		})
+		if e.Sim.FaultHits(fid) == 0 {
+			t.Error("fault never fired")
+		}
+		err := e.Sim.Detach(e.Ctx, vol, nodeA)
+		if e.Sim.Version().HasVolumeAttachments() {
+			if err != nil {
 				t.Fatal(err)
 			}
-			e.WaitFor("migration engine placed but not running", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				m := testenv.EngineOn(es, nodeB)
-				return m != nil && m.Spec.DesireState == longhorn.StateRunning && m.Status.CurrentState == longhorn.StateStarting
+			e.Await("confirm held back", func() bool {
+				return e.logged(vol, "is in progress for synchronizing snapshots")
 			})
-			if e.Sim.FaultHits(fid) == 0 {
-				t.Error("fault never fired")
+			v, es, rs := e.State(vol)
+			if v.Spec.NodeID != nodeA || v.Spec.MigrationNodeID != nodeB || testenv.ActiveCount(es) != 1 || !testenv.EngineOn(es, nodeA).Spec.Active {
+				t.Errorf("confirmed without a ready migration engine:\n%s", lhsim.Describe(v, es, rs))
 			}
-			err := e.Sim.Detach(e.Ctx, vol, nodeA)
-			if e.Sim.Version().HasVolumeAttachments() {
-				if err != nil {
-					t.Fatal(err)
-				}
-				e.Await("confirm held back", func() bool {
-					return e.logged(vol, "is in progress for synchronizing snapshots")
-				})
-				v, es, rs := e.State(vol)
-				if v.Spec.NodeID != nodeA || v.Spec.MigrationNodeID != nodeB || testenv.ActiveCount(es) != 1 || !testenv.EngineOn(es, nodeA).Spec.Active {
-					t.Errorf("confirmed without a ready migration engine:\n%s", lhsim.Describe(v, es, rs))
-				}
-				id := longhorn.CSITicketID(vol, nodeB)
-				va := e.va(vol)
-				st := va.Status.AttachmentTicketStatuses[id]
-				if st.Satisfied || len(st.Conditions) == 0 || st.Conditions[0].Message != "waiting for volume to migrate to node "+nodeB {
-					t.Errorf("node-b ticket status %+v", st)
-				}
-				e.Sim.ClearFaults()
-			} else {
-				if err == nil || !strings.Contains(err.Error(), "migration is not ready yet") {
-					t.Fatalf("confirm of an unready migration: err %v", err)
-				}
-				e.Sim.ClearFaults()
-				e.WaitFor("migration engine ready", vol, testenv.MigrationReady)
-				if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
-					t.Fatal(err)
-				}
+			id := longhorn.CSITicketID(vol, nodeB)
+			va := e.va(vol)
+			st := va.Status.AttachmentTicketStatuses[id]
+			if st.Satisfied || len(st.Conditions) == 0 || st.Conditions[0].Message != "waiting for volume to migrate to node "+nodeB {
+				t.Errorf("node-b ticket status %+v", st)
 			}
-			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-			e.expectNoDataLoss(vol)
-		})
-	}
+			e.Sim.ClearFaults()
+		} else {
+			if err == nil || !strings.Contains(err.Error(), "migration is not ready yet") {
+				t.Fatalf("confirm of an unready migration: err %v", err)
+			}
+			e.Sim.ClearFaults()
+			e.WaitFor("migration engine ready", vol, testenv.MigrationReady)
+			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
+		e.expectNoDataLoss(vol)
+	})
 }
 
 // TestFinalizerStuck: a confirm on a fixed release deletes the old engine;
@@ -94,7 +91,7 @@ func TestFinalizerStuck(t *testing.T) {
 	e.Await("BUG while the old engine is Terminating", func() bool {
 		return e.hasSyncError(vol, "BUG: found the second active engine")
 	})
-	u := e.get(longhorn.Engines, old)
+	u := e.Get(longhorn.Engines, old)
 	if len(u.GetFinalizers()) != 1 || u.GetFinalizers()[0] != longhorn.Finalizer {
 		t.Errorf("finalizers %v", u.GetFinalizers())
 	}
@@ -113,37 +110,34 @@ func TestFinalizerStuck(t *testing.T) {
 // the old node's instance manager until killed.
 func TestOrphanProcess(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.5.1"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-orphan"
-			e.CreateAttached(vol)
-			e.StartMigration(vol)
-			_, es, _ := e.State(vol)
-			oldE := testenv.EngineOn(es, nodeA)
-			old, im := oldE.Name, oldE.Status.InstanceManagerName
-			e.Sim.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: vol, Engine: lhsim.RoleOld})
-			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+	testenv.PerRelease(t, []string{"v1.4.3", "v1.5.1"}, func(t *testing.T, version string) {
+		e := newEnv(t, version)
+		vol := "vol-orphan"
+		e.CreateAttached(vol)
+		e.StartMigration(vol)
+		_, es, _ := e.State(vol)
+		oldE := testenv.EngineOn(es, nodeA)
+		old, im := oldE.Name, oldE.Status.InstanceManagerName
+		e.Sim.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: vol, Engine: lhsim.RoleOld})
+		if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+			t.Fatal(err)
+		}
+		e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
+		if got := e.Sim.OrphanProcesses(); !contains(got, old) {
+			t.Fatalf("orphans %v, want %s", got, old)
+		}
+		listed := func() bool {
+			u := e.Get(longhorn.InstanceManagers, im)
+			imo := &longhorn.InstanceManager{}
+			if err := testenv.FromUnstructured(u, imo); err != nil {
 				t.Fatal(err)
 			}
-			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-			if got := e.Sim.OrphanProcesses(); !contains(got, old) {
-				t.Fatalf("orphans %v, want %s", got, old)
-			}
-			listed := func() bool {
-				u := e.get(longhorn.InstanceManagers, im)
-				imo := &longhorn.InstanceManager{}
-				if err := fromU(u, imo); err != nil {
-					t.Fatal(err)
-				}
-				return contains(imo.EngineProcessNames(), old)
-			}
-			e.Await("orphan listed in "+im, listed)
-			e.Sim.KillProcess(old)
-			e.Await("orphan gone from "+im, func() bool { return !listed() })
-		})
-	}
+			return contains(imo.EngineProcessNames(), old)
+		}
+		e.Await("orphan listed in "+im, listed)
+		e.Sim.KillProcess(old)
+		e.Await("orphan gone from "+im, func() bool { return !listed() })
+	})
 }
 
 // TestEngineCrashDuringMigration: a crashed migration engine is reverted
@@ -177,7 +171,7 @@ func TestDirectWritesUndone(t *testing.T) {
 	e := newEnv(t, "v1.5.1")
 	vol := "vol-direct"
 	e.CreateAttached(vol)
-	u := e.get(longhorn.Volumes, vol)
+	u := e.Get(longhorn.Volumes, vol)
 	if err := unstructured.SetNestedField(u.Object, nodeB, "spec", "migrationNodeID"); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +192,7 @@ func TestSetup(t *testing.T) {
 		t.Run(tc.version, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, tc.version)
-			u := e.get(longhorn.Settings, longhorn.VersionSetting)
+			u := e.Get(longhorn.Settings, longhorn.VersionSetting)
 			if v, _, _ := unstructured.NestedString(u.Object, "value"); v != tc.version {
 				t.Errorf("setting value %q", v)
 			}
@@ -284,7 +278,7 @@ func TestDeleteVolume(t *testing.T) {
 	e := newEnv(t, "v1.5.1")
 	vol := "vol-delete"
 	e.CreateAttached(vol)
-	e.deleteObject(longhorn.Volumes, vol)
+	e.Delete(longhorn.Volumes, vol)
 	e.Await("everything gone", func() bool {
 		for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments} {
 			l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).List(e.Ctx, metav1.ListOptions{})

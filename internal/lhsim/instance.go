@@ -92,15 +92,8 @@ func (s *Sim) nodeReady(ctx context.Context, name string) bool {
 	if name == "" {
 		return false
 	}
-	u, err := s.getU(ctx, longhorn.Nodes, name)
-	if err != nil {
-		return false
-	}
-	n := &longhorn.Node{}
-	if decode(u, n) != nil {
-		return false
-	}
-	return n.Ready()
+	_, n, err := getAs[longhorn.Node](ctx, s, longhorn.Nodes, name)
+	return err == nil && n.Ready()
 }
 
 // enginesOf lists the typed engines of a volume live, for fault roles.
@@ -125,7 +118,7 @@ func (s *Sim) enginesOf(ctx context.Context, vol string) ([]*longhorn.Engine, er
 // spec asks and reports it in status; on deletion it cleans up the process
 // and removes the finalizer.
 func (s *Sim) syncEngine(ctx context.Context, name string) error {
-	u, err := s.getU(ctx, longhorn.Engines, name)
+	u, e, err := getAs[longhorn.Engine](ctx, s, longhorn.Engines, name)
 	if isNotFound(err) {
 		// Gone without a cleanup we did (someone removed the finalizer):
 		// whatever process it had is now an orphan.
@@ -138,10 +131,6 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	e := &longhorn.Engine{}
-	if err := decode(u, e); err != nil {
 		return err
 	}
 	vol := volumeOf(u)
@@ -236,15 +225,7 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 			next["ownerID"] = e.Spec.NodeID
 		}
 	}
-	if reflect.DeepEqual(status, next) {
-		return nil
-	}
-	_ = unstructured.SetNestedMap(u.Object, next, "status")
-	_, err = s.updateStatus(ctx, longhorn.Engines, u)
-	if isNotFound(err) {
-		return nil
-	}
-	return err
+	return s.writeInstanceStatus(ctx, longhorn.Engines, u, status, next)
 }
 
 // stoppedStatus clears what only a running instance reports.
@@ -342,20 +323,31 @@ func dataPath(r *longhorn.Replica) string {
 	return r.Spec.NodeID + ":" + path.Join(r.Spec.DiskPath, "replicas", r.Spec.DataDirectoryName)
 }
 
+// writeInstanceStatus writes next as the status of an engine or replica u
+// whose status was status, unless nothing changed; an object deleted in the
+// meantime is no error.
+func (s *Sim) writeInstanceStatus(ctx context.Context, r longhorn.Resource, u *unstructured.Unstructured, status, next map[string]any) error {
+	if reflect.DeepEqual(status, next) {
+		return nil
+	}
+	_ = unstructured.SetNestedMap(u.Object, next, "status")
+	_, err := s.updateStatus(ctx, r, u)
+	if isNotFound(err) {
+		return nil
+	}
+	return err
+}
+
 // syncReplica is the replica side of the instance handler plus the replica
 // controller's deletion, including its data clean-up: deleting an active
 // replica wipes its data directory, even when a clone shares it.
 func (s *Sim) syncReplica(ctx context.Context, name string) error {
-	u, err := s.getU(ctx, longhorn.Replicas, name)
+	u, r, err := getAs[longhorn.Replica](ctx, s, longhorn.Replicas, name)
 	if isNotFound(err) {
 		s.stopProcess(name, false)
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	r := &longhorn.Replica{}
-	if err := decode(u, r); err != nil {
 		return err
 	}
 	vol := volumeOf(u)
@@ -411,15 +403,7 @@ func (s *Sim) syncReplica(ctx context.Context, name string) error {
 			next["ownerID"] = r.Spec.NodeID
 		}
 	}
-	if reflect.DeepEqual(status, next) {
-		return nil
-	}
-	_ = unstructured.SetNestedMap(u.Object, next, "status")
-	_, err = s.updateStatus(ctx, longhorn.Replicas, u)
-	if isNotFound(err) {
-		return nil
-	}
-	return err
+	return s.writeInstanceStatus(ctx, longhorn.Replicas, u, status, next)
 }
 
 // cleanupReplicaData wipes the directory of a deleted replica when Longhorn

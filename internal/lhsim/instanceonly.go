@@ -218,15 +218,11 @@ func (s *Sim) admitVolumeAttachment(ctx context.Context, vol string) error {
 	if !s.b.va {
 		return nil
 	}
-	u, err := s.getU(ctx, longhorn.VolumeAttachments, vol)
+	u, va, err := getAs[longhorn.VolumeAttachment](ctx, s, longhorn.VolumeAttachments, vol)
 	if isNotFound(err) || (err == nil && u.GetDeletionTimestamp() != nil) {
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	va := &longhorn.VolumeAttachment{}
-	if err := decode(u, va); err != nil {
 		return err
 	}
 	changed := false

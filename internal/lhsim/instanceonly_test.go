@@ -1,7 +1,6 @@
 package lhsim_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,12 +8,19 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
+
+// newInstanceOnly starts the simulator of version in instance-only mode in
+// a namespace of its own, with the given nodes.
+func newInstanceOnly(t *testing.T, version string, nodes ...string) *env {
+	t.Helper()
+	opts := lhsim.Options{Namespace: testenv.Namespace("lhsim-io"), Version: version, InstanceOnly: true}
+	return &env{testenv.Start(t, cluster.RESTConfig(), opts, waitTimeout, waitTimeout, nodes...)}
+}
 
 // TestInstanceOnly plays Longhorn's volume controller by hand against the
 // instance-only simulator: the webhook's additions appear on objects
@@ -26,23 +32,8 @@ func TestInstanceOnly(t *testing.T) {
 	for _, ver := range []string{"v1.4.3", "v1.5.3"} {
 		t.Run(ver, func(t *testing.T) {
 			t.Parallel()
-			ns := testenv.Namespace("lhsim-io")
-			s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: ver, InstanceOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-			defer cancel()
-			if err := s.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer s.Stop()
-			for _, n := range []string{nodeA, nodeB} {
-				if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			e := &env{&testenv.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
+			e := newInstanceOnly(t, ver, nodeA, nodeB)
+			s, ctx, ns := e.Sim, e.Ctx, e.NS
 			vol := "vol-io"
 			if err := s.CreateVolume(ctx, vol, lhsim.VolumeOptions{Migratable: true}); err != nil {
 				t.Fatal(err)
@@ -64,11 +55,11 @@ func TestInstanceOnly(t *testing.T) {
 				"diskPath": "/var/lib/longhorn/", "dataDirectoryName": vol + "-1a2b3c4d", "diskID": "d",
 			})
 			e.Await("replica admitted and running", func() bool {
-				u := e.get(longhorn.Replicas, rep)
+				u := e.Get(longhorn.Replicas, rep)
 				st, _, _ := unstructured.NestedString(u.Object, "status", "currentState")
 				return slices.Contains(u.GetFinalizers(), longhorn.Finalizer) && u.GetLabels()[longhorn.VolumeLabel] == vol && st == "running"
 			})
-			ru := e.get(longhorn.Replicas, rep)
+			ru := e.Get(longhorn.Replicas, rep)
 			ip, _, _ := unstructured.NestedString(ru.Object, "status", "ip")
 			port, _, _ := unstructured.NestedInt64(ru.Object, "status", "port")
 			mk(longhorn.Engines, eng, map[string]any{
@@ -79,7 +70,7 @@ func TestInstanceOnly(t *testing.T) {
 				return len(es) == 1 && es[0].Status.CurrentState == longhorn.StateRunning && es[0].Status.Endpoint != "" &&
 					es[0].Status.ReplicaModeMap[rep] == "RW"
 			})
-			eu := e.get(longhorn.Engines, eng)
+			eu := e.Get(longhorn.Engines, eng)
 			if !slices.Contains(eu.GetFinalizers(), longhorn.Finalizer) {
 				t.Errorf("engine has no finalizer: %v", eu.GetFinalizers())
 			}
@@ -90,20 +81,20 @@ func TestInstanceOnly(t *testing.T) {
 			if v.Status.State != "" || v.Status.OwnerID != "" || len(es) != 1 || len(rs) != 1 {
 				t.Errorf("the simulator acted as the volume controller:\n%s", lhsim.Describe(v, es, rs))
 			}
-			if !slices.Contains(e.get(longhorn.Volumes, vol).GetFinalizers(), longhorn.Finalizer) {
+			if !slices.Contains(e.Get(longhorn.Volumes, vol).GetFinalizers(), longhorn.Finalizer) {
 				t.Error("volume has no finalizer")
 			}
 			if ver == "v1.5.3" {
 				// a ticket added the way the CSI driver does gets a generation
 				// once its status exists; the status is the real controller's
 				// to write, so only the label and finalizer are checked here.
-				va := e.get(longhorn.VolumeAttachments, vol)
+				va := e.Get(longhorn.VolumeAttachments, vol)
 				if va.GetLabels()[longhorn.VolumeLabel] != vol || !slices.Contains(va.GetFinalizers(), longhorn.Finalizer) {
 					t.Errorf("volume attachment not admitted: labels %v finalizers %v", va.GetLabels(), va.GetFinalizers())
 				}
 			}
 
-			e.deleteObject(longhorn.Replicas, rep)
+			e.Delete(longhorn.Replicas, rep)
 			e.Await("active replica wiped and gone", func() bool {
 				_, err := dyn.Resource(longhorn.Replicas.GVR()).Namespace(ns).Get(ctx, rep, metav1.GetOptions{})
 				return err != nil && len(s.WipedDirs(vol)) == 1
@@ -111,7 +102,7 @@ func TestInstanceOnly(t *testing.T) {
 			if d := s.WipedDirs(vol)[0]; !strings.Contains(d, vol+"-1a2b3c4d") {
 				t.Errorf("wiped %q", d)
 			}
-			e.deleteObject(longhorn.Engines, eng)
+			e.Delete(longhorn.Engines, eng)
 			e.Await("engine gone, process stopped", func() bool {
 				_, err := dyn.Resource(longhorn.Engines.GVR()).Namespace(ns).Get(ctx, eng, metav1.GetOptions{})
 				return err != nil && len(s.Processes(nodeA)) == 0
@@ -124,21 +115,8 @@ func TestInstanceOnly(t *testing.T) {
 // bumps the generation of a changed ticket.
 func TestInstanceOnlyTicketGeneration(t *testing.T) {
 	t.Parallel()
-	ns := testenv.Namespace("lhsim-io")
-	s, err := lhsim.New(cluster.RESTConfig(), lhsim.Options{Namespace: ns, Version: "v1.5.3", InstanceOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	if err := s.AddNode(ctx, nodeA, lhsim.NodeOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{&testenv.Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: waitTimeout}}
+	e := newInstanceOnly(t, "v1.5.3", nodeA)
+	ctx, ns := e.Ctx, e.NS
 	vol := "vol-gen"
 	id := longhorn.CSITicketID(vol, nodeA)
 	// a VolumeAttachment made without the webhook's additions: its
@@ -155,17 +133,13 @@ func TestInstanceOnlyTicketGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := func() int64 {
-		g, _, _ := unstructured.NestedInt64(e.get(longhorn.VolumeAttachments, vol).Object, "spec", "attachmentTickets", id, "generation")
+		g, _, _ := unstructured.NestedInt64(e.Get(longhorn.VolumeAttachments, vol).Object, "spec", "attachmentTickets", id, "generation")
 		return g
 	}
 	e.Await("volume attachment admitted", func() bool {
-		return slices.Contains(e.get(longhorn.VolumeAttachments, vol).GetFinalizers(), longhorn.Finalizer)
+		return slices.Contains(e.Get(longhorn.VolumeAttachments, vol).GetFinalizers(), longhorn.Finalizer)
 	})
 	before := gen()
-	_, err = cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(ns).Patch(ctx, vol, types.MergePatchType,
-		[]byte(`{"spec":{"attachmentTickets":{"`+id+`":{"parameters":{"disableFrontend":"true"}}}}}`), metav1.PatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.MergePatch(longhorn.VolumeAttachments, vol, `{"spec":{"attachmentTickets":{"`+id+`":{"parameters":{"disableFrontend":"true"}}}}}`)
 	e.Await("generation bumped", func() bool { return gen() == before+1 })
 }

@@ -1,14 +1,9 @@
 package lhsim_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
@@ -45,31 +40,6 @@ func (e *env) va(vol string) *longhorn.VolumeAttachment {
 	return va
 }
 
-func (e *env) get(r longhorn.Resource, name string) *unstructured.Unstructured {
-	e.T.Helper()
-	u, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).Get(e.Ctx, name, metav1.GetOptions{})
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	return u
-}
-
-func (e *env) patchEngineInactive(name string) {
-	e.T.Helper()
-	_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, name, types.JSONPatchType,
-		[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
-	if err != nil {
-		e.T.Fatal(err)
-	}
-}
-
-func (e *env) deleteObject(r longhorn.Resource, name string) {
-	e.T.Helper()
-	if err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).Delete(e.Ctx, name, metav1.DeleteOptions{}); err != nil {
-		e.T.Fatal(err)
-	}
-}
-
 func (e *env) hasSyncError(vol, substr string) bool {
 	for _, s := range e.Sim.SyncErrors(vol) {
 		if strings.Contains(s, substr) {
@@ -86,12 +56,4 @@ func (e *env) logged(vol, substr string) bool {
 		}
 	}
 	return false
-}
-
-func fromU(u *unstructured.Unstructured, into any) error {
-	data, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
 }

@@ -18,80 +18,77 @@ var randomEngineName = regexp.MustCompile(`^.+-e-[0-9a-f]{8}$`)
 // engine and consistent replicas, no data touched.
 func TestMigrationHappyPath(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.5.1", "v1.6.0", "v1.7.0"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			deterministic := e.Sim.Version().DeterministicEngineNames()
+	testenv.PerRelease(t, []string{"v1.4.3", "v1.5.1", "v1.6.0", "v1.7.0"}, func(t *testing.T, version string) {
+		e := newEnv(t, version)
+		deterministic := e.Sim.Version().DeterministicEngineNames()
 
-			t.Run("confirm", func(t *testing.T) {
-				e := e.sub(t)
-				vol := "vol-confirm"
-				e.CreateAttached(vol)
-				_, es, rs := e.State(vol)
-				checkEngineMeta(t, vol, es[0], e.get(longhorn.Engines, es[0].Name))
-				if deterministic && es[0].Name != vol+"-e-0" {
-					t.Errorf("first engine %s, want %s-e-0", es[0].Name, vol)
+		t.Run("confirm", func(t *testing.T) {
+			e := e.sub(t)
+			vol := "vol-confirm"
+			e.CreateAttached(vol)
+			_, es, rs := e.State(vol)
+			checkEngineMeta(t, vol, es[0], e.Get(longhorn.Engines, es[0].Name))
+			if deterministic && es[0].Name != vol+"-e-0" {
+				t.Errorf("first engine %s, want %s-e-0", es[0].Name, vol)
+			}
+			if !deterministic && !randomEngineName.MatchString(es[0].Name) {
+				t.Errorf("first engine %s, want a random <vol>-e-<8 hex> name", es[0].Name)
+			}
+			dirs := map[string]bool{}
+			for _, r := range rs {
+				dirs[r.Spec.DataDirectoryName] = true
+			}
+			e.StartMigration(vol)
+			v, es, rs := e.State(vol)
+			if e.Sim.Version().HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != nodeB {
+				t.Errorf("currentMigrationNodeID %q, want %s", v.Status.CurrentMigrationNodeID, nodeB)
+			}
+			old, mig := testenv.EngineOn(es, nodeA), testenv.EngineOn(es, nodeB)
+			if deterministic && mig.Name != vol+"-e-1" {
+				t.Errorf("migration engine %s, want %s-e-1", mig.Name, vol)
+			}
+			for _, r := range rs {
+				if !dirs[r.Spec.DataDirectoryName] {
+					t.Errorf("replica %s has a new data directory %s; clones must share", r.Name, r.Spec.DataDirectoryName)
 				}
-				if !deterministic && !randomEngineName.MatchString(es[0].Name) {
-					t.Errorf("first engine %s, want a random <vol>-e-<8 hex> name", es[0].Name)
+				if (r.Spec.EngineName == old.Name) != r.Spec.Active {
+					t.Errorf("replica %s (engine %s) active=%v during migration", r.Name, r.Spec.EngineName, r.Spec.Active)
 				}
-				dirs := map[string]bool{}
-				for _, r := range rs {
-					dirs[r.Spec.DataDirectoryName] = true
-				}
-				e.StartMigration(vol)
-				v, es, rs := e.State(vol)
-				if e.Sim.Version().HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != nodeB {
-					t.Errorf("currentMigrationNodeID %q, want %s", v.Status.CurrentMigrationNodeID, nodeB)
-				}
-				old, mig := testenv.EngineOn(es, nodeA), testenv.EngineOn(es, nodeB)
-				if deterministic && mig.Name != vol+"-e-1" {
-					t.Errorf("migration engine %s, want %s-e-1", mig.Name, vol)
-				}
-				for _, r := range rs {
-					if !dirs[r.Spec.DataDirectoryName] {
-						t.Errorf("replica %s has a new data directory %s; clones must share", r.Name, r.Spec.DataDirectoryName)
-					}
-					if (r.Spec.EngineName == old.Name) != r.Spec.Active {
-						t.Errorf("replica %s (engine %s) active=%v during migration", r.Name, r.Spec.EngineName, r.Spec.Active)
-					}
-				}
-				if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
-					t.Fatal(err)
-				}
-				e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-				e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-					return len(rs) == 2 && es[0].Name == mig.Name
-				})
-				e.expectNoDataLoss(vol)
-				e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
-				if e.Sim.Version().HasVolumeAttachments() {
-					e.Await("node-b ticket satisfied", func() bool {
-						va := e.va(vol)
-						return va != nil && va.Satisfied(longhorn.CSITicketID(vol, nodeB)) && len(va.Spec.AttachmentTickets) == 1
-					})
-				}
+			}
+			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
+			e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				return len(rs) == 2 && es[0].Name == mig.Name
 			})
-
-			t.Run("rollback", func(t *testing.T) {
-				e := e.sub(t)
-				vol := "vol-rollback"
-				e.CreateAttached(vol)
-				_, es, _ := e.State(vol)
-				first := es[0].Name
-				e.StartMigration(vol)
-				if err := e.Sim.Detach(e.Ctx, vol, nodeB); err != nil {
-					t.Fatal(err)
-				}
-				e.WaitFor("rolled back to node-a", vol, testenv.Settled(nodeA))
-				e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-					return len(rs) == 2 && es[0].Name == first
+			e.expectNoDataLoss(vol)
+			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+			if e.Sim.Version().HasVolumeAttachments() {
+				e.Await("node-b ticket satisfied", func() bool {
+					va := e.va(vol)
+					return va != nil && va.Satisfied(longhorn.CSITicketID(vol, nodeB)) && len(va.Spec.AttachmentTickets) == 1
 				})
-				e.expectNoDataLoss(vol)
-			})
+			}
 		})
-	}
+
+		t.Run("rollback", func(t *testing.T) {
+			e := e.sub(t)
+			vol := "vol-rollback"
+			e.CreateAttached(vol)
+			_, es, _ := e.State(vol)
+			first := es[0].Name
+			e.StartMigration(vol)
+			if err := e.Sim.Detach(e.Ctx, vol, nodeB); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitFor("rolled back to node-a", vol, testenv.Settled(nodeA))
+			e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+				return len(rs) == 2 && es[0].Name == first
+			})
+			e.expectNoDataLoss(vol)
+		})
+	})
 }
 
 // sub reuses a parent's simulator in a subtest.
@@ -279,9 +276,9 @@ func TestRepairAfterBug(t *testing.T) {
 			vol := "vol-fix"
 			old, mig := e.produceBug(vol)
 			if tc.how == "deactivate" {
-				e.patchEngineInactive(old)
+				e.JSONPatch(longhorn.Engines, old, `[{"op":"replace","path":"/spec/active","value":false}]`)
 			} else {
-				e.deleteObject(longhorn.Engines, old)
+				e.Delete(longhorn.Engines, old)
 			}
 			if !tc.dataLoss {
 				e.WaitFor("converged on node-b", vol, testenv.Settled(nodeB))
@@ -317,7 +314,7 @@ func TestRepairAfterBug(t *testing.T) {
 			}
 			// deleting a leftover (active) original wipes the shared directory
 			_, _, rs := e.State(vol)
-			e.deleteObject(longhorn.Replicas, rs[0].Name)
+			e.Delete(longhorn.Replicas, rs[0].Name)
 			e.Await("data directory wiped", func() bool { return len(e.Sim.WipedDirs(vol)) == 1 })
 		})
 	}

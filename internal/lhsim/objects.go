@@ -42,6 +42,61 @@ func decode(u *unstructured.Unstructured, into any) error {
 	return json.Unmarshal(data, into)
 }
 
+// decodeAll decodes a list's items into T, in order.
+func decodeAll[T any](us []unstructured.Unstructured) ([]T, error) {
+	out := make([]T, 0, len(us))
+	for i := range us {
+		var t T
+		if err := decode(&us[i], &t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// getAs reads one object (from the informer cache when there is one) and
+// decodes it into T; the object read comes back too, for updates.
+func getAs[T any](ctx context.Context, s *Sim, r longhorn.Resource, name string) (*unstructured.Unstructured, *T, error) {
+	u, err := s.getU(ctx, r, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := new(T)
+	if err := decode(u, t); err != nil {
+		return nil, nil, err
+	}
+	return u, t, nil
+}
+
+// liveAs reads one object from the API server (not the informer cache)
+// and decodes it into T.
+func liveAs[T any](ctx context.Context, s *Sim, r longhorn.Resource, name string) (*T, error) {
+	u, err := s.getLive(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	t := new(T)
+	if err := decode(u, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// liveVolume reads a volume from the API server: the object to update, and
+// decoded.
+func (s *Sim) liveVolume(ctx context.Context, vol string) (*unstructured.Unstructured, *longhorn.Volume, error) {
+	vu, err := s.getLive(ctx, longhorn.Volumes, vol)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := &longhorn.Volume{}
+	if err := decode(vu, v); err != nil {
+		return nil, nil, err
+	}
+	return vu, v, nil
+}
+
 // client is the dynamic client of a resource in the simulated namespace.
 func (s *Sim) client(r longhorn.Resource) dynamic.ResourceInterface {
 	return s.dyn.Resource(r.GVR()).Namespace(s.ns)

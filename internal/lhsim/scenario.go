@@ -84,13 +84,9 @@ func (s *Sim) AddNode(ctx context.Context, name string, opts NodeOptions) error 
 
 // SetNodeReady flips a node's Ready condition.
 func (s *Sim) SetNodeReady(ctx context.Context, name string, ready bool) error {
-	u, err := s.getLive(ctx, longhorn.Nodes, name)
+	n, err := liveAs[longhorn.Node](ctx, s, longhorn.Nodes, name)
 	if err != nil {
 		return fmt.Errorf("lhsim: %w", err)
-	}
-	n := &longhorn.Node{}
-	if err := decode(u, n); err != nil {
-		return err
 	}
 	return s.setNodeStatus(ctx, name, ready, n.Schedulable(), "")
 }
@@ -243,23 +239,15 @@ func (s *Sim) Detach(ctx context.Context, vol, node string) error {
 
 func (s *Sim) restAttach(ctx context.Context, vol, node string) error {
 	wrap := func(err error) error { return fmt.Errorf("unable to attach volume %v to %v: %w", vol, node, err) }
-	nu, err := s.getLive(ctx, longhorn.Nodes, node)
+	n, err := liveAs[longhorn.Node](ctx, s, longhorn.Nodes, node)
 	if err != nil {
-		return wrap(err)
-	}
-	n := &longhorn.Node{}
-	if err := decode(nu, n); err != nil {
 		return wrap(err)
 	}
 	if !n.Ready() {
 		return wrap(fmt.Errorf("node %v is not ready, couldn't attach volume %v to it", node, vol))
 	}
-	vu, err := s.getLive(ctx, longhorn.Volumes, vol)
+	vu, v, err := s.liveVolume(ctx, vol)
 	if err != nil {
-		return wrap(err)
-	}
-	v := &longhorn.Volume{}
-	if err := decode(vu, v); err != nil {
 		return wrap(err)
 	}
 	if v.Spec.NodeID == node || v.Spec.MigrationNodeID == node {
@@ -306,12 +294,8 @@ func (s *Sim) restAttach(ctx context.Context, vol, node string) error {
 
 func (s *Sim) restDetach(ctx context.Context, vol, node string) error {
 	wrap := func(err error) error { return fmt.Errorf("unable to detach volume %v: %w", vol, err) }
-	vu, err := s.getLive(ctx, longhorn.Volumes, vol)
+	vu, v, err := s.liveVolume(ctx, vol)
 	if err != nil {
-		return wrap(err)
-	}
-	v := &longhorn.Volume{}
-	if err := decode(vu, v); err != nil {
 		return wrap(err)
 	}
 	if v.Status.IsStandby {
@@ -405,12 +389,8 @@ func (s *Sim) addTicket(ctx context.Context, vol, node string) error {
 // volume (v1.10.0 verifyTicketCountForMigratableVolume): it counts every
 // attachment ticket, whatever its type, in the VolumeAttachment as updated.
 func (s *Sim) checkTicketLimits(ctx context.Context, vol string, va *longhorn.VolumeAttachment) error {
-	vu, err := s.getLive(ctx, longhorn.Volumes, vol)
+	v, err := liveAs[longhorn.Volume](ctx, s, longhorn.Volumes, vol)
 	if err != nil {
-		return err
-	}
-	v := &longhorn.Volume{}
-	if err := decode(vu, v); err != nil {
 		return err
 	}
 	if !isMigratable(v) {

@@ -686,21 +686,13 @@ func (s *Sim) state(ctx context.Context, vol string, live bool) (*longhorn.Volum
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	engines := make([]longhorn.Engine, 0, len(es))
-	for i := range es {
-		var e longhorn.Engine
-		if err := decode(&es[i], &e); err != nil {
-			return nil, nil, nil, err
-		}
-		engines = append(engines, e)
+	engines, err := decodeAll[longhorn.Engine](es)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	replicas := make([]longhorn.Replica, 0, len(rs))
-	for i := range rs {
-		var r longhorn.Replica
-		if err := decode(&rs[i], &r); err != nil {
-			return nil, nil, nil, err
-		}
-		replicas = append(replicas, r)
+	replicas, err := decodeAll[longhorn.Replica](rs)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return v, engines, replicas, nil
 }
@@ -776,15 +768,8 @@ func (s *Sim) Await(ctx context.Context, cond func() bool) error {
 // VolumeAttachment returns the volume's VolumeAttachment (1.5+) as the
 // simulator's cache has it.
 func (s *Sim) VolumeAttachment(ctx context.Context, vol string) (*longhorn.VolumeAttachment, error) {
-	u, err := s.getU(ctx, longhorn.VolumeAttachments, vol)
-	if err != nil {
-		return nil, err
-	}
-	va := &longhorn.VolumeAttachment{}
-	if err := decode(u, va); err != nil {
-		return nil, err
-	}
-	return va, nil
+	_, va, err := getAs[longhorn.VolumeAttachment](ctx, s, longhorn.VolumeAttachments, vol)
+	return va, err
 }
 
 // Describe renders a volume, its engines and replicas in a few lines, for

@@ -26,15 +26,11 @@ func (s *Sim) syncVolume(ctx context.Context, name string) (err error) {
 			err = fmt.Errorf("failed to sync %s/%s: %w", s.ns, name, err)
 		}
 	}()
-	vu, err := s.getU(ctx, longhorn.Volumes, name)
+	vu, v, err := getAs[longhorn.Volume](ctx, s, longhorn.Volumes, name)
 	if isNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	v := &longhorn.Volume{}
-	if err := decode(vu, v); err != nil {
 		return err
 	}
 

@@ -27,31 +27,21 @@ func staleCMNRepairProven(rel string) bool {
 // action (fix refused, exit 1) and the test stops at scan's proposal.
 func TestFamilyStaleMigrationNodeIDRepair(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		if !staleCMNRepairProven(rel) {
-			continue
+	const vol = "vol-cmn-fix"
+	staleCMNProposed(t, vol, func(t *testing.T, e *env) {
+		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+		if code != 0 || !strings.Contains(out, `volume.longhorn.io "`+vol+`" patched`+"\n") || !strings.Contains(out, `volume.longhorn.io "`+vol+`" repaired`) {
+			t.Fatalf("fix: exit %d, want 0 with the patch and the verification\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
 		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-cmn-fix"
-			e.staleMigrationNodeID(vol)
-			e.repairProposed(vol)
-
-			out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
-			if code != 0 || !strings.Contains(out, `volume.longhorn.io "`+vol+`" patched`+"\n") || !strings.Contains(out, `volume.longhorn.io "`+vol+`" repaired`) {
-				t.Fatalf("fix: exit %d, want 0 with the patch and the verification\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
-			}
-			if v, _, _ := e.state(vol); v.Status.CurrentMigrationNodeID != "" {
-				t.Fatalf("fix exited 0 with status.currentMigrationNodeID %q", v.Status.CurrentMigrationNodeID)
-			}
-			out, errOut, code = e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
-			if code != 0 || strings.Contains(out, "patched") || !strings.Contains(errOut, "Nothing to change.") {
-				t.Errorf("fix again: exit %d, want 0 and nothing to change\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
-			}
-			e.attachesAfterRepair(vol)
-		})
-	}
+		if v, _, _ := e.state(vol); v.Status.CurrentMigrationNodeID != "" {
+			t.Fatalf("fix exited 0 with status.currentMigrationNodeID %q", v.Status.CurrentMigrationNodeID)
+		}
+		out, errOut, code = e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+		if code != 0 || strings.Contains(out, "patched") || !strings.Contains(errOut, "Nothing to change.") {
+			t.Errorf("fix again: exit %d, want 0 and nothing to change\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
+		}
+		e.attachesAfterRepair(vol)
+	})
 }
 
 // TestFamilyStaleMigrationNodeIDLostAnswer: the repair's one write reaches
@@ -61,6 +51,31 @@ func TestFamilyStaleMigrationNodeIDRepair(t *testing.T) {
 // after an uninterrupted repair.
 func TestFamilyStaleMigrationNodeIDLostAnswer(t *testing.T) {
 	t.Parallel()
+	const vol = "vol-cmn-lost"
+	staleCMNProposed(t, vol, func(t *testing.T, e *env) {
+		p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
+		p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Volumes.Plural, Name: vol, Fault: faultproxy.ResetAfter, First: 1})
+		dir := filepath.Join(t.TempDir(), "backup")
+		out, errOut, code := e.pluginVia(kc, "fix", vol, "--yes", "--backup-dir", dir)
+		if code != 0 || !strings.Contains(errOut, "the answer to the patch of volume "+vol+" was lost") ||
+			!strings.Contains(errOut, `read back: status.currentMigrationNodeID=""`) || !strings.Contains(out, `volume.longhorn.io "`+vol+`" repaired`) {
+			t.Fatalf("fix with the answer lost: exit %d, want 0, the read-back and the verification\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
+		}
+		if n := p.Count("patch", longhorn.Volumes.Plural, vol); n != 1 {
+			t.Errorf("%d patches of the volume reached the server, want 1 (never resent)", n)
+		}
+		if v, _, _ := e.state(vol); v.Status.CurrentMigrationNodeID != "" {
+			t.Fatalf("status.currentMigrationNodeID %q after the read-back said applied", v.Status.CurrentMigrationNodeID)
+		}
+		e.attachesAfterRepair(vol)
+	})
+}
+
+// staleCMNProposed runs body, in parallel per release where the repair is
+// proven, once vol is left with a stale status.currentMigrationNodeID and
+// scan proposes fix's repair of it.
+func staleCMNProposed(t *testing.T, vol string, body func(t *testing.T, e *env)) {
+	t.Helper()
 	for _, rel := range releasesOrSkip(t) {
 		if !staleCMNRepairProven(rel) {
 			continue
@@ -68,25 +83,9 @@ func TestFamilyStaleMigrationNodeIDLostAnswer(t *testing.T) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, rel)
-			vol := "vol-cmn-lost"
 			e.staleMigrationNodeID(vol)
 			e.repairProposed(vol)
-
-			p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
-			p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Volumes.Plural, Name: vol, Fault: faultproxy.ResetAfter, First: 1})
-			dir := filepath.Join(t.TempDir(), "backup")
-			out, errOut, code := e.pluginVia(kc, "fix", vol, "--yes", "--backup-dir", dir)
-			if code != 0 || !strings.Contains(errOut, "the answer to the patch of volume "+vol+" was lost") ||
-				!strings.Contains(errOut, `read back: status.currentMigrationNodeID=""`) || !strings.Contains(out, `volume.longhorn.io "`+vol+`" repaired`) {
-				t.Fatalf("fix with the answer lost: exit %d, want 0, the read-back and the verification\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
-			}
-			if n := p.Count("patch", longhorn.Volumes.Plural, vol); n != 1 {
-				t.Errorf("%d patches of the volume reached the server, want 1 (never resent)", n)
-			}
-			if v, _, _ := e.state(vol); v.Status.CurrentMigrationNodeID != "" {
-				t.Fatalf("status.currentMigrationNodeID %q after the read-back said applied", v.Status.CurrentMigrationNodeID)
-			}
-			e.attachesAfterRepair(vol)
+			body(t, e)
 		})
 	}
 }
@@ -144,23 +143,14 @@ func (e *env) attachesAfterRepair(vol string) {
 // (docs/testing.md).
 func TestFamilyStaleMigrationNodeIDAttachWithoutRepair(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		if !staleCMNRepairProven(rel) {
-			continue
+	const vol = "vol-cmn-attach"
+	staleCMNProposed(t, vol, func(t *testing.T, e *env) {
+		if err := e.sim.Attach(e.ctx, vol, nodeA); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-cmn-attach"
-			e.staleMigrationNodeID(vol)
-			e.repairProposed(vol)
-			if err := e.sim.Attach(e.ctx, vol, nodeA); err != nil {
-				t.Fatal(err)
-			}
-			e.waitFor("attached to node-a with the field cleared", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return settled(nodeA)(v, es, rs) && v.Status.CurrentMigrationNodeID == ""
-			})
-			e.assertNoDamage(vol)
+		e.waitFor("attached to node-a with the field cleared", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			return settled(nodeA)(v, es, rs) && v.Status.CurrentMigrationNodeID == ""
 		})
-	}
+		e.assertNoDamage(vol)
+	})
 }

@@ -135,11 +135,7 @@ func TestMigrateOnLonghorn(t *testing.T) {
 				e.assertNoDamage(vol)
 			}
 		})
-		t.Run(rel+"/timeout", func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-never"
-			e.attached(vol)
+		attachedRun(t, rel+"/timeout", rel, "vol-never", func(t *testing.T, e *env, vol string) {
 			fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 			out, errOut, code := e.migrate(vol, "--to", nodeB, "--confirm", "--yes", "--timeout=10s", poll)
 			expectExit(t, "migrate with an engine never ready", 1, out, errOut, code)
@@ -162,11 +158,7 @@ func TestMigrateOnLonghorn(t *testing.T) {
 			// 1.7+: Longhorn's webhook allows two tickets on a migratable
 			// volume, of any type; a snapshot's ticket leaves no room for
 			// the target's, and migrate says so before it writes.
-			t.Run(rel+"/ticket-limit", func(t *testing.T) {
-				t.Parallel()
-				e := newEnv(t, rel)
-				vol := "vol-snapshotting"
-				e.attached(vol)
+			attachedRun(t, rel+"/ticket-limit", rel, "vol-snapshotting", func(t *testing.T, e *env, vol string) {
 				ticket := `{"spec":{"attachmentTickets":{"snapshot-controller-snap-1":{"id":"snapshot-controller-snap-1","type":"snapshot-controller","nodeID":"` +
 					nodeA + `","parameters":{"disableFrontend":"any"}}}}}`
 				if _, err := e.c.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.ns).Patch(e.ctx, vol, types.MergePatchType, []byte(ticket), metav1.PatchOptions{}); err != nil {
@@ -194,11 +186,7 @@ func TestMigrateOnLonghorn(t *testing.T) {
 		if !longhorn.MustParseVersion(rel).Affected() {
 			continue
 		}
-		t.Run(rel+"/confirm-hits-6642", func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-bug"
-			e.attached(vol)
+		attachedRun(t, rel+"/confirm-hits-6642", rel, "vol-bug", func(t *testing.T, e *env, vol string) {
 			_, es, _ := e.state(vol)
 			old := testenv.EngineOn(es, nodeA).Name
 			if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: old, Count: 1, Code: 500}); err != nil {
@@ -258,11 +246,7 @@ func TestMigrateLostAnswersOnLonghorn(t *testing.T) {
 			e.waitFor("settled on node-b", vol, settled(nodeB))
 			e.assertNoDamage(vol)
 		})
-		t.Run(rel+"/rollback", func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-lost-rollback"
-			e.attached(vol)
+		attachedRun(t, rel+"/rollback", rel, "vol-lost-rollback", func(t *testing.T, e *env, vol string) {
 			out, errOut, code := e.migrate(vol, "--to", nodeB, "--yes", poll)
 			expectExit(t, "migrate", 0, out, errOut, code)
 			p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
@@ -297,6 +281,18 @@ func skipUnprovenConfirm(t *testing.T, rel string) {
 	if beyondMigrateProven(rel) && os.Getenv("REALTEST_UNPROVEN") == "" {
 		t.Skipf("a migration confirm is not proven on Longhorn %s; set REALTEST_UNPROVEN=1 to run", rel)
 	}
+}
+
+// attachedRun runs body as the parallel subtest name on rel's controllers,
+// with vol created and attached to node-a.
+func attachedRun(t *testing.T, name, rel, vol string, body func(t *testing.T, e *env, vol string)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, rel)
+		e.attached(vol)
+		body(t, e, vol)
+	})
 }
 
 // TestMigrateRefusedWhereNotProven: on a release after

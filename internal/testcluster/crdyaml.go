@@ -63,18 +63,7 @@ func (c *Cluster) InstallCRDYAML(ctx context.Context, data []byte) error {
 		c.yamlDefs[d.crd.Name] = d
 	}
 	c.mu.Unlock()
-	if err := c.waitEstablished(ctx, defs); err != nil {
-		return err
-	}
-	if err := c.backdateEstablished(ctx, defs); err != nil {
-		return err
-	}
-	c.syncDiscoveryGroup(ctx)
-	if err := c.warmResources(ctx, defs); err != nil {
-		return err
-	}
-	c.logf("testcluster: %d CRDs from YAML served in %v", len(defs), time.Since(start).Round(time.Millisecond))
-	return nil
+	return c.serveCRDs(ctx, defs, "from YAML ", start)
 }
 
 func parseCRDYAML(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,19 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 )
+
+// ResetForTest is Reset for a test that writes to the shared namespace: it
+// fails the test on error and returns a context bounded by limit that ends
+// with the test.
+func (c *Cluster) ResetForTest(t testing.TB, limit time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+	if err := c.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
 
 // Reset deletes every object of every installed longhorn.io resource, in all
 // namespaces, so tests sharing one server start clean. Finalizers are

@@ -190,16 +190,30 @@ func (b *Bundle) WriteDir(dir string) (string, error) {
 
 // WriteZip writes the bundle as <dir>/<name>.zip and returns its path.
 func (b *Bundle) WriteZip(dir string) (string, error) {
-	files, err := b.Files()
-	if err != nil {
-		return "", err
-	}
-	data, err := Zip(files)
+	data, err := b.zip()
 	if err != nil {
 		return "", err
 	}
 	p := filepath.Join(dir, b.Name()+".zip")
 	return p, os.WriteFile(p, data, 0o644)
+}
+
+// ZipData is the bundle as a zip, or fails the test.
+func (b *Bundle) ZipData(t testing.TB) []byte {
+	t.Helper()
+	data, err := b.zip()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func (b *Bundle) zip() ([]byte, error) {
+	files, err := b.Files()
+	if err != nil {
+		return nil, err
+	}
+	return Zip(files)
 }
 
 // WriteZipAndDir writes the bundle both ways under dir, or fails the test:

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,4 +39,37 @@ func NoFile(t testing.TB, path string) {
 		entries, _ := filepath.Glob(filepath.Join(path, "*"))
 		t.Errorf("%s exists (%v): nothing should have been written", path, entries)
 	}
+}
+
+// WriteTemp writes data to a file name in a new temporary folder of the
+// test (an input for -f or --bundle) and returns its path, or fails the
+// test.
+func WriteTemp(t testing.TB, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// DecodeReport decodes a report a command printed with -o json into T,
+// after checking its apiVersion and kind, or fails the test.
+func DecodeReport[T any](t testing.TB, out, apiVersion, kind string) *T {
+	t.Helper()
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	r := new(T)
+	if err := json.Unmarshal([]byte(out), &head); err != nil {
+		t.Fatalf("-o json is not JSON: %v\n%s", err, out)
+	}
+	if head.APIVersion != apiVersion || head.Kind != kind {
+		t.Fatalf("report header %s/%s, want %s/%s", head.APIVersion, head.Kind, apiVersion, kind)
+	}
+	if err := json.Unmarshal([]byte(out), r); err != nil {
+		t.Fatalf("-o json is not a %s: %v\n%s", kind, err, out)
+	}
+	return r
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
@@ -34,18 +35,33 @@ type Env struct {
 	NS  string
 	// Wait bounds each WaitFor and Await.
 	Wait time.Duration
+
+	dyn dynamic.Interface
 }
 
-// StartSim runs a simulator of version in namespace ns for at most life, stops
-// it when the test ends, and prints its log if the test failed (or streams
-// it when LHSIM_LOGS=1).
+// StartSim runs a simulator of version in namespace ns for at most life,
+// with nodes node-a and node-b (see Start).
 func StartSim(t *testing.T, cfg *rest.Config, ns, version string, life, wait time.Duration) *Env {
+	t.Helper()
+	return Start(t, cfg, lhsim.Options{Namespace: ns, Version: version}, life, wait, NodeA, NodeB)
+}
+
+// Start runs a simulator with opts (its Logf aside) for at most life, with
+// the given nodes, stops it when the test ends, and prints its log if the
+// test failed (or streams it when LHSIM_LOGS=1).
+func Start(t *testing.T, cfg *rest.Config, opts lhsim.Options, life, wait time.Duration, nodes ...string) *Env {
 	t.Helper()
 	var logf func(string, ...any)
 	if os.Getenv("LHSIM_LOGS") == "1" {
 		logf = t.Logf
 	}
-	s, err := lhsim.New(cfg, lhsim.Options{Namespace: ns, Version: version, Logf: logf})
+	ns, version := opts.Namespace, opts.Version
+	opts.Logf = logf
+	s, err := lhsim.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +77,12 @@ func StartSim(t *testing.T, cfg *rest.Config, ns, version string, life, wait tim
 			t.Logf("simulator log (%s, Longhorn %s):\n%s", ns, version, strings.Join(s.Logs(""), "\n"))
 		}
 	})
-	for _, n := range []string{NodeA, NodeB} {
+	for _, n := range nodes {
 		if err := s.AddNode(ctx, n, lhsim.NodeOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return &Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: wait}
+	return &Env{T: t, Ctx: ctx, Sim: s, NS: ns, Wait: wait, dyn: dyn}
 }
 
 // WaitFor waits until cond holds for vol, or fails the test saying what.

@@ -1,6 +1,32 @@
 package cmdutil
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+)
+
+// Options is a command's Options as kubectl's commands have them: Complete
+// fills in what the flags leave out, Validate checks before any request,
+// Run does the work.
+type Options interface {
+	Complete(args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// CompleteValidateRun is every command's RunE: a failure to complete or
+// validate is a usage error (exit 2, nothing read or changed), as a bad flag
+// is; Run's error carries its own code.
+func CompleteValidateRun(ctx context.Context, o Options, args []string) error {
+	if err := o.Complete(args); err != nil {
+		return WithCode(ExitNoCheck, err)
+	}
+	if err := o.Validate(); err != nil {
+		return WithCode(ExitNoCheck, err)
+	}
+	return o.Run(ctx)
+}
 
 // UsageArgs gives argument-count errors the usage exit code (2), like flag
 // errors (see cmd.Execute).

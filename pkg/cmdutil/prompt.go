@@ -89,3 +89,21 @@ func (p Prompt) Ask(ctx context.Context, question string) (bool, error) {
 		return false, errors.New("stopped at the prompt")
 	}
 }
+
+// Confirm is Ask for a command that changes something only on a yes: nil
+// on yes, and otherwise an error with code that says nothing was done
+// (unchanged, e.g. "nothing was changed"): "aborted: " and unchanged for a
+// no, what stopped the prompt and unchanged for a stop, and noTerminal (how
+// to go on instead) with no terminal to ask on.
+func (p Prompt) Confirm(ctx context.Context, question string, code int, unchanged, noTerminal string) error {
+	ok, err := p.Ask(ctx, question)
+	switch {
+	case errors.Is(err, ErrNotTerminal):
+		return WithCode(code, fmt.Errorf("%w: %s", err, noTerminal))
+	case err != nil:
+		return WithCode(code, fmt.Errorf("%w: %s", err, unchanged))
+	case !ok:
+		return WithCode(code, errors.New("aborted: "+unchanged))
+	}
+	return nil
+}

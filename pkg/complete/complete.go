@@ -21,9 +21,11 @@ import (
 // readTimeout bounds a completion's reads: the shell waits on them.
 const readTimeout = 5 * time.Second
 
-// Volumes offers volume names from the cluster, leaving out names already
-// on the command line.
-func Volumes(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+// fromCluster is a completion that reads the cluster the flags describe:
+// names lists the candidates, within readTimeout; those that start with
+// what is typed are offered, never file names. No client or a failed read
+// offers nothing.
+func fromCluster(cf *genericclioptions.ConfigFlags, names func(ctx context.Context, c *readstate.Client, args []string) ([]string, error)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		c, err := readstate.FromFlags(cf)
 		if err != nil {
@@ -31,38 +33,50 @@ func Volumes(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 		defer cancel()
-		vols, err := readstate.ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, cmdutil.Namespace(cf), "", 0)
+		ns, err := names(ctx, c, args)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		used := map[string]bool{}
-		for _, a := range args {
-			used[a] = true
-		}
 		var out []cobra.Completion
-		for _, v := range vols {
-			if !used[v.Name] && strings.HasPrefix(v.Name, toComplete) {
-				out = append(out, v.Name)
+		for _, n := range ns {
+			if strings.HasPrefix(n, toComplete) {
+				out = append(out, n)
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
+// Volumes offers volume names from the cluster, leaving out names already
+// on the command line.
+func Volumes(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+	return fromCluster(cf, func(ctx context.Context, c *readstate.Client, args []string) ([]string, error) {
+		vols, err := readstate.ListAll[longhorn.Volume](ctx, c, longhorn.Volumes, cmdutil.Namespace(cf), "", 0)
+		if err != nil {
+			return nil, err
+		}
+		used := map[string]bool{}
+		for _, a := range args {
+			used[a] = true
+		}
+		var out []string
+		for _, v := range vols {
+			if !used[v.Name] {
+				out = append(out, v.Name)
+			}
+		}
+		return out, nil
+	})
+}
+
 // MigrationTargets offers Longhorn node names for migrate --to, leaving out
 // the node the volume (when already given) is attached to.
 func MigrationTargets(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		c, err := readstate.FromFlags(cf)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-		defer cancel()
+	return fromCluster(cf, func(ctx context.Context, c *readstate.Client, args []string) ([]string, error) {
 		ns := cmdutil.Namespace(cf)
 		nodes, err := readstate.ListAll[longhorn.Node](ctx, c, longhorn.Nodes, ns, "", 0)
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+			return nil, err
 		}
 		current := ""
 		if len(args) == 1 {
@@ -70,35 +84,30 @@ func MigrationTargets(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
 				current = v.Status.CurrentNodeID
 			}
 		}
-		var out []cobra.Completion
+		var out []string
 		for _, n := range nodes {
-			if n.Name != current && strings.HasPrefix(n.Name, toComplete) {
+			if n.Name != current {
 				out = append(out, n.Name)
 			}
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+		return out, nil
+	})
 }
 
-// Namespaces offers the cluster's namespaces for -n, never file names.
+// Namespaces offers the cluster's namespaces for -n.
 func Namespaces(cf *genericclioptions.ConfigFlags) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		c, err := readstate.FromFlags(cf)
-		if err != nil || c.Dynamic == nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+	return fromCluster(cf, func(ctx context.Context, c *readstate.Client, _ []string) ([]string, error) {
+		if c.Dynamic == nil {
+			return nil, nil
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-		defer cancel()
 		list, err := c.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+			return nil, err
 		}
-		var out []cobra.Completion
+		var out []string
 		for _, ns := range list.Items {
-			if strings.HasPrefix(ns.GetName(), toComplete) {
-				out = append(out, ns.GetName())
-			}
+			out = append(out, ns.GetName())
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+		return out, nil
+	})
 }

@@ -145,14 +145,7 @@ func (c *familyCtx) noWorkload(cs *checks) {
 			observed = append(observed, "no attached CSI attachment")
 		}
 	}
-	detail := strings.Join(observed, ", ")
-	if len(notChecked) > 0 {
-		nc := NotCheckedPrefix + strings.Join(notChecked, "; ")
-		if detail != "" {
-			nc += " (checked: " + detail + ")"
-		}
-		detail = nc
-	}
+	detail := checkDetail(observed, notChecked)
 	if len(failures) > 0 {
 		cs.add(CheckNoWorkload, false, strings.Join(failures, "; ")+": stop the workload first", detail)
 		return

@@ -133,15 +133,7 @@ func (cs *checks) workloadOnCurrentNode(st *longhorn.State, v *longhorn.Volume) 
 		}
 	}
 
-	detail := strings.Join(observed, ", ")
-	if len(notChecked) > 0 {
-		nc := NotCheckedPrefix + strings.Join(notChecked, "; ")
-		if detail != "" {
-			detail = nc + " (checked: " + detail + ")"
-		} else {
-			detail = nc
-		}
-	}
+	detail := checkDetail(observed, notChecked)
 	switch {
 	case len(failures) > 0:
 		cs.add(CheckWorkloadOnCurrentNode, false, strings.Join(failures, "; "), detail)
@@ -152,6 +144,21 @@ func (cs *checks) workloadOnCurrentNode(st *longhorn.State, v *longhorn.Volume) 
 		cs.add(CheckWorkloadOnCurrentNode, true, "", detail)
 		(*cs)[len(*cs)-1].NotChecked = len(notChecked) > 0
 	}
+}
+
+// checkDetail is a workload check's detail: what was observed, or, when
+// part of it could not be checked, what was not (NotCheckedPrefix) with
+// what was checked in parentheses.
+func checkDetail(observed, notChecked []string) string {
+	detail := strings.Join(observed, ", ")
+	if len(notChecked) == 0 {
+		return detail
+	}
+	nc := NotCheckedPrefix + strings.Join(notChecked, "; ")
+	if detail != "" {
+		nc += " (checked: " + detail + ")"
+	}
+	return nc
 }
 
 // vmMigration describes a KubeVirt live migration in flight: the

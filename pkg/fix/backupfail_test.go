@@ -31,7 +31,7 @@ func (s *fullStore) Save(volume string, content []byte) (string, error) {
 func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 	t.Run("disk full", func(t *testing.T) {
 		ctx := reset(t)
-		create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(testenv.TwoActiveEngines(vL14a, "vol-b"))))
+		create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a").Add(stripVersion(testenv.TwoActiveEngines(testenv.L14a, "vol-b"))))
 		before := versions(t, ctx)
 		var store *fullStore
 		full := func(next fix.BackupStore) fix.BackupStore { store = &fullStore{next: next, n: 1}; return store }
@@ -56,7 +56,7 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 	})
 	t.Run("folder cannot be created", func(t *testing.T) {
 		ctx := reset(t)
-		create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a"))
+		create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
 		before := versions(t, ctx)
 		file := filepath.Join(t.TempDir(), "a-file")
 		if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -74,7 +74,7 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 			t.Skip("root writes into a read-only folder; the full-disk case covers a failing write")
 		}
 		ctx := reset(t)
-		create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a"))
+		create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
 		before := versions(t, ctx)
 		dir := filepath.Join(t.TempDir(), "backup")
 		if err := os.Mkdir(dir, 0o500); err != nil {

@@ -1,7 +1,6 @@
 package fix
 
 import (
-	"context"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -21,9 +20,7 @@ import (
 type Watch interface {
 	// AddFlags adds the flags only --watch uses (--for, --settle).
 	AddFlags(*pflag.FlagSet)
-	Complete(args []string) error
-	Validate() error
-	Run(ctx context.Context) error
+	cmdutil.Options
 }
 
 // NewCmdFix is `fix` and `fix --watch`: flags, help and completion, then
@@ -113,16 +110,10 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 				if cmd.Flags().Changed("pending-threshold") {
 					return cmdutil.WithCode(ExitNoCheck, errors.New("--pending-threshold is not used with --watch: the guard acts only on what lasts --settle"))
 				}
-				if err := g.Complete(args); err != nil {
-					return cmdutil.WithCode(ExitNoCheck, err)
-				}
-				if err := g.Validate(); err != nil {
-					return cmdutil.WithCode(ExitNoCheck, err)
-				}
 				// SIGTERM is how the guard's window ends: its verdict
 				// (0-3, deploy/README.md) is the exit code. Ctrl-C is 130.
 				cmdutil.SignalEndsNormally(cmd.Context())
-				return g.Run(cmd.Context())
+				return cmdutil.CompleteValidateRun(cmd.Context(), g, args)
 			}
 			if cmd.Flags().Changed("for") || cmd.Flags().Changed("settle") {
 				return cmdutil.WithCode(ExitNoCheck, errors.New("--for and --settle need --watch"))
@@ -130,13 +121,7 @@ repaired yet, a repair that did not end well, a state fix does not repair);
 			if cmd.Flags().Changed("metrics-bind-address") {
 				return cmdutil.WithCode(ExitNoCheck, errors.New("--metrics-bind-address needs --watch"))
 			}
-			if err := o.Complete(args); err != nil {
-				return cmdutil.WithCode(ExitNoCheck, err)
-			}
-			if err := o.Validate(); err != nil {
-				return cmdutil.WithCode(ExitNoCheck, err)
-			}
-			return o.Run(cmd.Context())
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
 	f := c.Flags()

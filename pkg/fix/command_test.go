@@ -20,7 +20,7 @@ import (
 // stale engine deactivated (1.3/1.4) or deleted (1.5.0/1.5.1), the survivor
 // untouched, a backup and an action log.
 func TestFixWritesOnlyTheStaleEngine(t *testing.T) {
-	for _, version := range []string{vL13, vL14a, vL15a} {
+	for _, version := range []string{testenv.L13, testenv.L14a, testenv.L15a} {
 		t.Run(version, func(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, testenv.TwoActiveEngines(version, "vol"))
@@ -37,7 +37,7 @@ func TestFixWritesOnlyTheStaleEngine(t *testing.T) {
 				t.Errorf("the survivor %s was written", keep)
 			}
 			e := getEngine(t, ctx, stale)
-			if version == vL15a {
+			if version == testenv.L15a {
 				testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deleted`+"\n")
 				if e.GetDeletionTimestamp() == nil {
 					t.Errorf("stale engine %s not deleted", stale)
@@ -70,7 +70,7 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 		says    string
 	}
 	var cases []tc
-	for _, v := range []string{vL13, vL14a, vL15a, vL14f, vL15f, vL16} {
+	for _, v := range []string{testenv.L13, testenv.L14a, testenv.L15a, testenv.L14f, testenv.L15f, testenv.L16} {
 		cases = append(cases,
 			tc{v, testenv.Issue4827, fix.ExitNotDone, "refused"},
 			tc{v, testenv.MidMigration, fix.ExitOK, "in-flight"},
@@ -79,7 +79,7 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 	}
 	// The newest release a repair was run on is 1.12.
 	cases = append(cases, tc{"v1.13.0", testenv.TwoActiveEngines, fix.ExitNotDone, "has not been proven on Longhorn v1.13.0"})
-	cases = append(cases, tc{vL14f, testenv.PendingCleanup, fix.ExitOK, "in-flight"})
+	cases = append(cases, tc{testenv.L14f, testenv.PendingCleanup, fix.ExitOK, "in-flight"})
 	for _, c := range cases {
 		name := c.version + "/" + strings.TrimPrefix(funcName(c.build), "testenv.")
 		t.Run(name, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 	}
 	t.Run("unknown version", func(t *testing.T) {
 		ctx := reset(t)
-		o := testenv.TwoActiveEngines(vL14a, "vol")
+		o := testenv.TwoActiveEngines(testenv.L14a, "vol")
 		o.Version = ""
 		create(t, ctx, o)
 		before := versions(t, ctx)
@@ -130,7 +130,7 @@ func funcEq(a, b func(string, string) *testenv.Objects) bool {
 // accepted on 1.5.0/1.5.1.
 func TestFixStrategyOverride(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	before := versions(t, ctx)
 	res := runFix(t, ctx, "vol", "--yes", "--strategy=delete", "--backup-dir", t.TempDir())
 	if res.Code != fix.ExitNotDone {
@@ -140,8 +140,8 @@ func TestFixStrategyOverride(t *testing.T) {
 	testenv.AssertUnchanged(t, before, versions(t, ctx))
 
 	ctx = reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL15a, "vol"))
-	stale := testenv.EngineName(vL15a, "vol", 0)
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L15a, "vol"))
+	stale := testenv.EngineName(testenv.L15a, "vol", 0)
 	res = runFix(t, ctx, "vol", "--yes", "--strategy=deactivate", "--wait=false", "--backup-dir", t.TempDir())
 	if res.Code != fix.ExitOK {
 		t.Errorf("exit %d", res.Code)
@@ -153,10 +153,10 @@ func TestFixStrategyOverride(t *testing.T) {
 }
 
 func TestFixDryRunsChangeNothing(t *testing.T) {
-	for _, version := range []string{vL14a, vL15a} {
+	for _, version := range []string{testenv.L14a, testenv.L15a} {
 		stale := testenv.EngineName(version, "vol", 0)
 		verb := "deactivated"
-		if version == vL15a {
+		if version == testenv.L15a {
 			verb = "deleted"
 		}
 		for _, mode := range []string{"client", "server"} {
@@ -183,8 +183,8 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 	// refused there too.
 	t.Run("server refuses a stale write", func(t *testing.T) {
 		ctx := reset(t)
-		create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
-		stale := testenv.EngineName(vL14a, "vol", 0)
+		create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
+		stale := testenv.EngineName(testenv.L14a, "vol", 0)
 		res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(string) { touch(t, ctx, longhorn.Engines, stale) }}, "vol", "--dry-run=server")
 		if res.Code != fix.ExitNotDone {
 			t.Errorf("exit %d", res.Code)
@@ -195,7 +195,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 
 func TestFixNeedsATerminalOrYes(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	before := versions(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
 	// A piped "y" (echo y | ...) answers nothing, as for migrate: only a
@@ -227,7 +227,7 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 // A change between the plan and the act skips the volume with the reason,
 // and nothing is written.
 func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
-	stale, keep := testenv.EngineName(vL14a, "vol", 0), testenv.EngineName(vL14a, "vol", 1)
+	stale, keep := testenv.EngineName(testenv.L14a, "vol", 0), testenv.EngineName(testenv.L14a, "vol", 1)
 	tests := []struct {
 		name   string
 		change func(t *testing.T, ctx context.Context)
@@ -259,7 +259,7 @@ func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 			dir := filepath.Join(t.TempDir(), "backup")
 			res := runFixWith(t, ctx, fix.Hooks{AfterPlan: func() { tt.change(t, ctx) }}, "vol", "--yes", "--backup-dir", dir)
 			if res.Code != fix.ExitNotDone {
@@ -281,7 +281,7 @@ func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
 // A write the server refuses (the engine changed between the re-check and
 // the write) is reported in one line and leaves nothing half done.
 func TestFixWriteRefusedByTheServer(t *testing.T) {
-	for _, version := range []string{vL14a, vL15a} {
+	for _, version := range []string{testenv.L14a, testenv.L15a} {
 		t.Run(version, func(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, testenv.TwoActiveEngines(version, "vol"))
@@ -314,7 +314,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 		})
 	}
 	// A replica write the server refuses stops before any engine write.
-	for _, version := range []string{vL14a, vL15a} {
+	for _, version := range []string{testenv.L14a, testenv.L15a} {
 		t.Run(version+"/replica", func(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, testenv.TwoActiveEngines(version, "vol"))
@@ -343,8 +343,8 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 
 func TestFixBadInput(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol").Add(&testenv.Objects{Volumes: testenv.Healthy(vL14a, "ok").Volumes,
-		Engines: testenv.Healthy(vL14a, "ok").Engines, Replicas: testenv.Healthy(vL14a, "ok").Replicas}))
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol").Add(&testenv.Objects{Volumes: testenv.Healthy(testenv.L14a, "ok").Volumes,
+		Engines: testenv.Healthy(testenv.L14a, "ok").Engines, Replicas: testenv.Healthy(testenv.L14a, "ok").Replicas}))
 	before := versions(t, ctx)
 	tests := []struct {
 		args   []string
@@ -389,7 +389,7 @@ func TestFixMissingCRDs(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	o := testenv.TwoActiveEngines(vL14a, "vol")
+	o := testenv.TwoActiveEngines(testenv.L14a, "vol")
 	o.Engines = nil
 	create(t, ctx, o)
 	res := runFix(t, ctx, "vol", "--yes")

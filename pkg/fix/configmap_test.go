@@ -51,8 +51,8 @@ func (r *configMapRecorder) Create(_ context.Context, cm *corev1.ConfigMap, opts
 // with the real kubectl apply against the real API server.
 func TestFixBackupToConfigMap(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
-	stale := testenv.EngineName(vL14a, "vol", 0)
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
+	stale := testenv.EngineName(testenv.L14a, "vol", 0)
 	rec := &configMapRecorder{t: t, ctx: ctx, engine: stale}
 	dir := filepath.Join(t.TempDir(), "backup")
 
@@ -104,7 +104,7 @@ func TestFixBackupToConfigMap(t *testing.T) {
 // created for real: pkg/fixwatch TestDeployRoles.)
 func TestFixBackupToConfigMapFailsBeforeTheWrite(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	before := versions(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
 	res := run(ctx, cluster.KubeconfigPath(), nil, fix.Hooks{}, withTimeout([]string{"fix", "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap"})...)

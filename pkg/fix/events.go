@@ -119,5 +119,5 @@ func (o *Options) recordOutcome(ctx context.Context, rec *volevents.Recorder, p 
 	if out.Result == ResultRefused && p.Why != "" {
 		out.Detail = p.Why
 	}
-	RecordOutcome(rec, VolumeRef(ctx, o.client, o.namespace, p.Volume, p.Snapshot.VolumeUID), p.Action, out)
+	RecordOutcome(rec, VolumeRef(ctx, o.resolved.Client, o.resolved.Namespace, p.Volume, p.Snapshot.VolumeUID), p.Action, out)
 }

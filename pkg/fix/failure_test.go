@@ -33,8 +33,8 @@ import (
 // steps and exits 3.
 func TestFixStopsOnInvertedFlags(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(testenv.TwoActiveEngines(vL14a, "vol-b"))))
-	staleA := testenv.EngineName(vL14a, "vol-a", 0)
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a").Add(stripVersion(testenv.TwoActiveEngines(testenv.L14a, "vol-b"))))
+	staleA := testenv.EngineName(testenv.L14a, "vol-a", 0)
 	before := versions(t, ctx)
 	invert := func(name string) {
 		if name != staleA {
@@ -147,7 +147,7 @@ func TestFixServerGoneMidway(t *testing.T) {
 	for _, when := range []string{"after the plan", "right before the write"} {
 		t.Run(when, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 			before := versions(t, ctx)
 			p := startProxy(t, strings.TrimPrefix(cluster.Host(), "https://"))
 			kc := kubeconfigVia(t, p.ln.Addr().String())
@@ -182,14 +182,14 @@ func TestFixServerGoneMidway(t *testing.T) {
 // and restores them (kubectl apply -f after a change).
 func TestFixBackupRestores(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	original := objectsOf(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
 	if res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir); res.Code != fix.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
 	file := filepath.Join(dir, "vol.yaml")
-	stale := testenv.EngineName(vL14a, "vol", 0)
+	stale := testenv.EngineName(testenv.L14a, "vol", 0)
 	kubectl, _ := exec.LookPath("kubectl")
 
 	if kubectl != "" {
@@ -276,7 +276,7 @@ func recreate(t *testing.T, ctx context.Context, file string) {
 // working directory, and fix says where.
 func TestFixDefaultBackupDir(t *testing.T) {
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol"))
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	t.Chdir(t.TempDir())
 	res := runFix(t, ctx, "vol", "--yes", "--wait=false")
 	if res.Code != fix.ExitOK {
@@ -303,7 +303,7 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range []string{vL13, vL14a, vL15a, vL16} {
+	for _, version := range []string{testenv.L13, testenv.L14a, testenv.L15a, testenv.L16} {
 		t.Run(version, func(t *testing.T) {
 			ctx := reset(t)
 			all := &testenv.Objects{Version: version}

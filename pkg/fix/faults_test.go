@@ -52,23 +52,23 @@ func TestFixWritesUnderFaults(t *testing.T) {
 		sent     int // writes that reached the server
 		out, log []string
 	}{
-		{"deactivate, reset after forwarding", vL14a, "patch", faultproxy.Rule{Fault: faultproxy.ResetAfter, First: 1}, nil,
+		{"deactivate, reset after forwarding", testenv.L14a, "patch", faultproxy.Rule{Fault: faultproxy.ResetAfter, First: 1}, nil,
 			true, 0, 1, []string{"deactivated", "was lost", "spec.active is now false"}, []string{"readBack=applied"}},
-		{"deactivate, answer timed out", vL14a, "patch", faultproxy.Rule{Fault: faultproxy.TimeoutAfter, First: 1}, []string{"--request-timeout", "3s"},
+		{"deactivate, answer timed out", testenv.L14a, "patch", faultproxy.Rule{Fault: faultproxy.TimeoutAfter, First: 1}, []string{"--request-timeout", "3s"},
 			true, 0, 1, []string{"deactivated", "was lost"}, []string{"readBack=applied"}},
-		{"deactivate, reset before forwarding", vL14a, "patch", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
+		{"deactivate, reset before forwarding", testenv.L14a, "patch", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
 			false, 1, 0, []string{"did not happen", "it was not retried"}, []string{"readBack=not-applied"}},
-		{"deactivate, timeout before forwarding", vL14a, "patch", faultproxy.Rule{Fault: faultproxy.Timeout, First: 1}, []string{"--request-timeout", "2s"},
+		{"deactivate, timeout before forwarding", testenv.L14a, "patch", faultproxy.Rule{Fault: faultproxy.Timeout, First: 1}, []string{"--request-timeout", "2s"},
 			false, 1, 0, []string{"did not happen"}, []string{"readBack=not-applied"}},
-		{"deactivate, 500", vL14a, "patch", faultproxy.Rule{Fault: faultproxy.Status500, First: 1}, nil,
+		{"deactivate, 500", testenv.L14a, "patch", faultproxy.Rule{Fault: faultproxy.Status500, First: 1}, nil,
 			false, 1, 0, []string{"did not happen"}, []string{"readBack=not-applied"}},
-		{"deactivate, refused by a conflict", vL14a, "patch", faultproxy.Rule{Fault: faultproxy.Status409, First: 1}, nil,
+		{"deactivate, refused by a conflict", testenv.L14a, "patch", faultproxy.Rule{Fault: faultproxy.Status409, First: 1}, nil,
 			false, 1, 0, []string{"changed after the re-check", "nothing was written"}, []string{"error="}},
-		{"delete, reset after forwarding", vL15a, "delete", faultproxy.Rule{Fault: faultproxy.ResetAfter, First: 1}, nil,
+		{"delete, reset after forwarding", testenv.L15a, "delete", faultproxy.Rule{Fault: faultproxy.ResetAfter, First: 1}, nil,
 			true, 0, 1, []string{"deleted", "was lost"}, []string{"readBack=applied"}},
-		{"delete, reset before forwarding", vL15a, "delete", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
+		{"delete, reset before forwarding", testenv.L15a, "delete", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
 			false, 1, 0, []string{"did not happen"}, []string{"readBack=not-applied"}},
-		{"delete, throttled then accepted", vL15a, "delete", faultproxy.Rule{Fault: faultproxy.Status429, RetryAfter: 1, First: 2}, nil,
+		{"delete, throttled then accepted", testenv.L15a, "delete", faultproxy.Rule{Fault: faultproxy.Status429, RetryAfter: 1, First: 2}, nil,
 			true, 0, 1, []string{"deleted"}, []string{"ok"}},
 	}
 	for _, tt := range tests {
@@ -132,7 +132,7 @@ func TestFixReadsUnderFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a"))
+			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
 			before := versions(t, ctx)
 			p.Clear()
 			p.ResetLog()
@@ -150,7 +150,7 @@ func TestFixReadsUnderFaults(t *testing.T) {
 				noFile(t, dir)
 				return
 			}
-			if p.Count("patch", "engines", testenv.EngineName(vL14a, "vol-a", 0)) != 1 {
+			if p.Count("patch", "engines", testenv.EngineName(testenv.L14a, "vol-a", 0)) != 1 {
 				t.Errorf("the deactivation was not sent exactly once")
 			}
 		})

@@ -5,20 +5,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
-)
-
-// Longhorn releases of each behaviour class, as the tests use them.
-var (
-	vL13  = "v1.3.2"
-	vL14a = "v1.4.3"
-	vL14f = "v1.4.4"
-	vL15a = "v1.5.1"
-	vL15f = "v1.5.2"
-	vL16  = "v1.6.0"
 )
 
 // stateOf turns fixture objects into a State as a read from the API server
@@ -34,30 +25,34 @@ func stateOf(o *testenv.Objects) *longhorn.State {
 	for _, n := range o.Deleting {
 		deleting[n] = true
 	}
-	for _, v := range o.Volumes {
-		c := *v
-		c.Namespace, c.UID, c.ResourceVersion = st.Namespace, types.UID("uid-"+c.Name), next()
-		st.Volumes = append(st.Volumes, c)
-	}
-	for _, e := range o.Engines {
-		c := *e
-		c.Namespace, c.UID, c.ResourceVersion = st.Namespace, types.UID("uid-"+c.Name), next()
-		if deleting[c.Name] {
-			c.DeletionTimestamp = deletionTime()
+	st.Volumes = stored(o.Volumes, st.Namespace, next)
+	st.Engines = stored(o.Engines, st.Namespace, next)
+	for i := range st.Engines {
+		if deleting[st.Engines[i].Name] {
+			st.Engines[i].DeletionTimestamp = deletionTime()
 		}
-		st.Engines = append(st.Engines, c)
 	}
-	for _, r := range o.Replicas {
-		c := *r
-		c.Namespace, c.UID, c.ResourceVersion = st.Namespace, types.UID("uid-"+c.Name), next()
-		st.Replicas = append(st.Replicas, c)
-	}
-	for _, va := range o.VAs {
-		c := *va
-		c.Namespace, c.UID, c.ResourceVersion = st.Namespace, types.UID("uid-"+c.Name), next()
-		st.VolumeAttachments = append(st.VolumeAttachments, c)
-	}
+	st.Replicas = stored(o.Replicas, st.Namespace, next)
+	st.VolumeAttachments = stored(o.VAs, st.Namespace, next)
 	return st
+}
+
+// stored copies fixture objects as the API server stores them: in ns, with
+// a uid and the next resourceVersion each.
+func stored[T any, P interface {
+	*T
+	metav1.Object
+}](objs []*T, ns string, next func() string) []T {
+	var out []T
+	for _, o := range objs {
+		c := *o
+		p := P(&c)
+		p.SetNamespace(ns)
+		p.SetUID(types.UID("uid-" + p.GetName()))
+		p.SetResourceVersion(next())
+		out = append(out, c)
+	}
+	return out
 }
 
 // planOne classifies and plans one volume of a state.

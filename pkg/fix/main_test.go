@@ -46,12 +46,7 @@ func run(ctx context.Context, kubeconfig string, in io.Reader, h fix.Hooks, args
 // reset empties the namespace.
 func reset(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	if err := cluster.Reset(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return ctx
+	return cluster.ResetForTest(t, 3*time.Minute)
 }
 
 func create(t *testing.T, ctx context.Context, o *testenv.Objects) {
@@ -116,16 +111,6 @@ func touch(t *testing.T, ctx context.Context, r longhorn.Resource, name string) 
 var (
 	readFile = testenv.ReadFile
 	noFile   = testenv.NoFile
-)
-
-// Longhorn releases of each behaviour class.
-var (
-	vL13  = "v1.3.2"
-	vL14a = "v1.4.3"
-	vL14f = "v1.4.4"
-	vL15a = "v1.5.1"
-	vL15f = "v1.5.2"
-	vL16  = "v1.6.0"
 )
 
 // withTimeout adds a short --timeout unless one is given: without a

@@ -97,7 +97,7 @@ func TestFixStaleMigrationNodeIDRefused(t *testing.T) {
 		objs *testenv.Objects
 		says string
 	}{
-		{"1.5.2", testenv.StaleMigrationNodeID(vL15f, "vol"), "not on v1.5.2"},
+		{"1.5.2", testenv.StaleMigrationNodeID(testenv.L15f, "vol"), "not on v1.5.2"},
 		{"a csi ticket", func() *testenv.Objects {
 			o := testenv.StaleMigrationNodeID(v153, "vol")
 			o.VAs = []*longhorn.VolumeAttachment{testenv.NewVA("vol", testenv.NodeB)}

@@ -52,11 +52,9 @@ type Options struct {
 	// Hooks are set by tests only.
 	Hooks Hooks
 
-	namespace string
-	client    *readstate.Client
-	strategy  Strategy
-	dryRun    cmdutil.DryRun
-	now       func() time.Time
+	// resolved is what Complete made of the flags.
+	resolved Settings
+	now      func() time.Time
 }
 
 // NewOptions returns the defaults.
@@ -78,30 +76,35 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 	}
 }
 
-// Complete takes the volume names, parses --strategy and --dry-run, and
-// resolves the namespace and client.
+// Complete takes the volume names and resolves the flags (Resolve).
 func (o *Options) Complete(args []string) error {
 	o.Volumes = args
+	var err error
+	o.resolved, err = o.Resolve(o.resolved.Client)
+	return err
+}
+
+// Resolve makes of fix's flags the Settings of a Repairer, for fix and fix
+// --watch alike: --strategy and --dry-run parsed, the namespace, the client
+// (c when a test gave one), --wait, --timeout and --field-manager. The
+// caller adds the printer and what is its own.
+func (o *Options) Resolve(c *readstate.Client) (Settings, error) {
 	s, err := ParseStrategy(o.Strategy)
 	if err != nil {
-		return err
+		return Settings{}, err
 	}
-	o.strategy = s
 	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
 	if err != nil {
-		return err
+		return Settings{}, err
 	}
-	o.dryRun = d
-	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.client != nil {
-		return nil
-	}
-	c, err := readstate.FromFlags(o.ConfigFlags)
+	c, err = readstate.Ensure(c, o.ConfigFlags)
 	if err != nil {
-		return err
+		return Settings{}, err
 	}
-	o.client = c
-	return nil
+	return Settings{
+		Client: c, Namespace: cmdutil.Namespace(o.ConfigFlags), Strategy: s, DryRun: d,
+		Wait: o.Wait, Timeout: o.Timeout, FieldManager: o.FieldManager,
+	}, nil
 }
 
 // Validate checks the selection and flag values before any request; it
@@ -136,12 +139,12 @@ func (o *Options) Run(ctx context.Context) error {
 	pr := &Printer{Out: o.Out, ErrOut: o.ErrOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out)),
 		Reporter: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.ErrOut)))}
 	warnf := func(f string, a ...any) { pr.Progress("warning: "+f, a...) }
-	plan, err := loadPlan(ctx, o.client, o.namespace, o.Volumes, o.strategy, detect.Options{PendingThreshold: o.PendingThreshold}, warnf)
+	plan, err := loadPlan(ctx, o.resolved.Client, o.resolved.Namespace, o.Volumes, o.resolved.Strategy, detect.Options{PendingThreshold: o.PendingThreshold}, warnf)
 	if err != nil {
 		return cmdutil.WithCode(ExitNoCheck, err)
 	}
 	pr.Plan(plan)
-	ev := StartEvents(ctx, o.client, o.namespace, o.Events, o.dryRun, func(s string) { pr.Progress("%s", s) })
+	ev := StartEvents(ctx, o.resolved.Client, o.resolved.Namespace, o.Events, o.resolved.DryRun, func(s string) { pr.Progress("%s", s) })
 	defer ev.Close(EventFlushTimeout)
 
 	outs := make([]Outcome, len(plan.Volumes))
@@ -161,7 +164,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return exitErr(outs)
 	}
 
-	if o.dryRun == cmdutil.DryRunClient {
+	if o.resolved.DryRun == cmdutil.DryRunClient {
 		for _, i := range acting {
 			p := plan.Volumes[i]
 			ws := p.Writes()
@@ -173,16 +176,11 @@ func (o *Options) Run(ctx context.Context) error {
 		pr.Summary(outs, "")
 		return exitErr(outs)
 	}
-	if o.dryRun == cmdutil.DryRunNone && !o.Yes {
-		ok, err := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal, Target: cmdutil.Target(o.ConfigFlags)}.Ask(ctx,
-			fmt.Sprintf("Apply this plan to %d volume(s) in namespace %s?", len(acting), o.namespace))
-		switch {
-		case errors.Is(err, cmdutil.ErrNotTerminal):
-			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)", err))
-		case err != nil:
-			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
-		case !ok:
-			return cmdutil.WithCode(ExitNotDone, errors.New("aborted: nothing was changed"))
+	if o.resolved.DryRun == cmdutil.DryRunNone && !o.Yes {
+		p := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal, Target: cmdutil.Target(o.ConfigFlags)}
+		if err := p.Confirm(ctx, fmt.Sprintf("Apply this plan to %d volume(s) in namespace %s?", len(acting), o.resolved.Namespace), ExitNotDone,
+			"nothing was changed", "nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)"); err != nil {
+			return err
 		}
 	}
 	if o.Hooks.AfterPlan != nil {
@@ -192,11 +190,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(ExitNotDone, errors.New("stopped before any change: nothing was changed"))
 	}
 
-	r, err := NewRepairer(Settings{
-		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: o.Wait, Timeout: o.Timeout, PollInterval: o.Hooks.PollInterval, Printer: pr,
-		FieldManager: o.FieldManager, PendingThreshold: o.PendingThreshold,
-	}, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
+	set := o.resolved
+	set.PollInterval, set.Printer, set.PendingThreshold = o.Hooks.PollInterval, pr, o.PendingThreshold
+	r, err := NewRepairer(set, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
 	}

@@ -14,8 +14,8 @@ import (
 // Every change between the plan and the re-read that the write depends on
 // makes the volume skip; the survivor's own status churn does not.
 func TestChangedSince(t *testing.T) {
-	stale := testenv.EngineName(vL14a, "vol", 0)
-	keep := testenv.EngineName(vL14a, "vol", 1)
+	stale := testenv.EngineName(testenv.L14a, "vol", 0)
+	keep := testenv.EngineName(testenv.L14a, "vol", 1)
 	tests := []struct {
 		name   string
 		mutate func(st *longhorn.State)
@@ -40,7 +40,7 @@ func TestChangedSince(t *testing.T) {
 		}, "appeared"},
 		{"replica flag flipped", func(st *longhorn.State) { st.Replicas[0].Spec.Active = !st.Replicas[0].Spec.Active }, "replica"},
 		{"replica gone", func(st *longhorn.State) { st.Replicas = st.Replicas[1:] }, "replica"},
-		{"version upgraded", func(st *longhorn.State) { st.Version = longhorn.MustParseVersion(vL14f) }, "version changed"},
+		{"version upgraded", func(st *longhorn.State) { st.Version = longhorn.MustParseVersion(testenv.L14f) }, "version changed"},
 		{"volume moved", func(st *longhorn.State) {
 			v := volumeOf(st, "vol")
 			v.Spec.NodeID, v.Status.CurrentNodeID = testenv.NodeA, testenv.NodeA
@@ -48,7 +48,7 @@ func TestChangedSince(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
+			st := stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
 			planned := planOne(t, st, "vol", StrategyAuto)
 			if !planned.Acts() {
 				t.Fatalf("plan does not act: %s", planned.Why)
@@ -70,7 +70,7 @@ func TestChangedSince(t *testing.T) {
 // real server, but the comparison must not rest on one field) is caught by
 // re-planning: a failed precondition in the fresh read means no action.
 func TestChangedSinceReplans(t *testing.T) {
-	st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	planned := planOne(t, st, "vol", StrategyAuto)
 	volumeOf(st, "vol").Spec.MigrationNodeID = testenv.NodeA
 	fresh := planOne(t, st, "vol", StrategyAuto)
@@ -80,8 +80,8 @@ func TestChangedSinceReplans(t *testing.T) {
 }
 
 func TestPlanStateSelectsAndSorts(t *testing.T) {
-	o := testenv.TwoActiveEngines(vL14a, "b-vol")
-	o.Add(testenv.Healthy(vL14a, "a-vol"))
+	o := testenv.TwoActiveEngines(testenv.L14a, "b-vol")
+	o.Add(testenv.Healthy(testenv.L14a, "a-vol"))
 	st := stateOf(o)
 	res := detect.Classify(st, detect.Options{SkipOrphans: true})
 	p := planState(st, res, nil, StrategyAuto)
@@ -111,13 +111,13 @@ func TestStaticOutcomes(t *testing.T) {
 		{testenv.Issue4827, ResultRefused},
 	}
 	for _, tt := range tests {
-		st := stateOf(tt.build(vL14a, "vol"))
+		st := stateOf(tt.build(testenv.L14a, "vol"))
 		p := planOne(t, st, "vol", StrategyAuto)
 		if got := staticOutcome(p).Result; got != tt.want || p.Acts() {
 			t.Errorf("result %s (acts=%t), want %s: %s", got, p.Acts(), tt.want, p.Why)
 		}
 	}
-	st := stateOf(testenv.TwoActiveEngines(vL16, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(testenv.L16, "vol"))
 	if got := staticOutcome(planOne(t, st, "vol", StrategyAuto)).Result; got != ResultRefused {
 		t.Errorf("two active engines on a fixed release: %s, want refused", got)
 	}

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
@@ -31,11 +28,7 @@ func (e *simEnv) requestMigration(vol string) {
 		}
 		// The REST API's checks refused; any client can still set the field.
 		e.T.Logf("attach refused (%v): setting spec.migrationNodeID", err)
-		_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
-			[]byte(`{"spec":{"migrationNodeID":"`+nodeC+`"}}`), metav1.PatchOptions{})
-		if err != nil {
-			e.T.Fatal(err)
-		}
+		e.MergePatch(longhorn.Volumes, vol, `{"spec":{"migrationNodeID":"`+nodeC+`"}}`)
 	}
 	// From 1.5 the VolumeAttachment controller turns the ticket into
 	// spec.migrationNodeID only once its start conditions hold (never while
@@ -60,32 +53,25 @@ func (e *simEnv) noDataLost(vol string) {
 // survivor's replicas share: what Longhorn 1.4.3's own controller did.
 // lhsim must agree, or the tests below prove nothing.
 func TestOldOrderMigrationRequestWipes(t *testing.T) {
-	for _, version := range []string{"v1.4.3", "v1.5.3"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newSim(t, version)
-			if err := e.Sim.AddNode(e.Ctx, nodeC, lhsim.NodeOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			vol := "vol-old-order"
-			old, _ := e.produceBug(vol)
-			hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
-			_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, old, types.JSONPatchType,
-				[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The request must land before Longhorn's next sync: released
-			// first, a sync could finish the confirm before it (a flake
-			// seen under load).
-			e.requestMigration(vol)
-			e.WaitFor("migration requested", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-				return v.Spec.MigrationNodeID == nodeC
-			})
-			e.Sim.ClearFault(hold)
-			e.Await("data wiped", func() bool { return len(e.Sim.WipedDirs(vol)) > 0 })
+	testenv.PerRelease(t, []string{"v1.4.3", "v1.5.3"}, func(t *testing.T, version string) {
+		e := newSim(t, version)
+		if err := e.Sim.AddNode(e.Ctx, nodeC, lhsim.NodeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		vol := "vol-old-order"
+		old, _ := e.produceBug(vol)
+		hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
+		e.JSONPatch(longhorn.Engines, old, `[{"op":"replace","path":"/spec/active","value":false}]`)
+		// The request must land before Longhorn's next sync: released
+		// first, a sync could finish the confirm before it (a flake
+		// seen under load).
+		e.requestMigration(vol)
+		e.WaitFor("migration requested", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+			return v.Spec.MigrationNodeID == nodeC
 		})
-	}
+		e.Sim.ClearFault(hold)
+		e.Await("data wiped", func() bool { return len(e.Sim.WipedDirs(vol)) > 0 })
+	})
 }
 
 // A migration request landing after fix's plan or after any of its writes,
@@ -160,11 +146,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 				// Roll the request back (the drain gives up) and finish.
 				if err := e.Sim.Detach(e.Ctx, vol, nodeC); err != nil {
 					t.Logf("detach node-c: %v", err)
-					_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
-						[]byte(`{"spec":{"migrationNodeID":""}}`), metav1.PatchOptions{})
-					if err != nil {
-						t.Fatal(err)
-					}
+					e.MergePatch(longhorn.Volumes, vol, `{"spec":{"migrationNodeID":""}}`)
 				}
 				e.WaitFor("request rolled back", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
 					return v.Spec.MigrationNodeID != nodeC
@@ -175,7 +157,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 						t.Fatalf("second run: exit %d", again.Code)
 					}
 				}
-				e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
+				e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
 				_, es, _ := e.State(vol)
 				if len(es) != 1 || es[0].Name != mig {
 					t.Errorf("engines %v, want only %s", engineNames(es), mig)
@@ -199,79 +181,69 @@ func engineNames(es []longhorn.Engine) string {
 // deleted engine and every sync fails. fix points them at the remaining
 // engine; Longhorn then runs it with them and nothing is wiped.
 func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
-	for _, version := range []string{"v1.3.3", "v1.4.3"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newSim(t, version)
-			vol := "vol-kb"
-			old, mig := e.produceBug(vol)
-			if err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Delete(e.Ctx, old, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
+	testenv.PerRelease(t, []string{"v1.3.3", "v1.4.3"}, func(t *testing.T, version string) {
+		e := newSim(t, version)
+		vol := "vol-kb"
+		old, mig := e.produceBug(vol)
+		e.Delete(longhorn.Engines, old)
+		e.WaitFor("survivor's replicas cleaned up, old ones dangling", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			if len(es) != 1 || es[0].Name != mig || len(rs) == 0 {
+				return false
 			}
-			e.WaitFor("survivor's replicas cleaned up, old ones dangling", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				if len(es) != 1 || es[0].Name != mig || len(rs) == 0 {
+			for _, r := range rs {
+				if r.Spec.EngineName != old || !r.Spec.Active {
 					return false
 				}
-				for _, r := range rs {
-					if r.Spec.EngineName != old || !r.Spec.Active {
-						return false
-					}
-				}
-				return true
-			})
-			e.Await("start fails", func() bool {
-				return strings.Contains(e.Sim.LastSyncError(vol), "no healthy or scheduled replica for starting")
-			})
-			scan := clitestRun(e, "scan", vol, "-n", e.NS)
-			testenv.Contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
-
-			res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
-			if res.Code != fix.ExitOK {
-				t.Fatalf("exit %d", res.Code)
 			}
-			testenv.Contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
-			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
-			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
-			e.noDataLost(vol)
+			return true
 		})
-	}
+		e.Await("start fails", func() bool {
+			return strings.Contains(e.Sim.LastSyncError(vol), "no healthy or scheduled replica for starting")
+		})
+		scan := clitestRun(e, "scan", vol, "-n", e.NS)
+		testenv.Contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
+
+		res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
+		if res.Code != fix.ExitOK {
+			t.Fatalf("exit %d", res.Code)
+		}
+		testenv.Contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
+		e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
+		e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+		e.noDataLost(vol)
+	})
 }
 
 // A stale engine deleted while the flags are inverted (its finalizer still
 // pending): fix sets the flags while the engine exists; once it is gone
 // Longhorn removes only inactive replicas.
 func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
-	for _, version := range []string{"v1.4.3", "v1.5.3"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newSim(t, version)
-			vol := "vol-pending"
-			old, mig := e.produceBug(vol)
-			stuck := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
-			if err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Delete(e.Ctx, old, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			e.WaitFor("old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				o := testenv.EngineOn(es, nodeA)
-				return o != nil && o.DeletionTimestamp != nil
-			})
-			res := e.fix(vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
-			if res.Code != fix.ExitOK {
-				t.Fatalf("exit %d", res.Code)
-			}
-			testenv.Contains(t, "stdout", res.Stdout, "activated", "deactivated")
-			if strings.Contains(res.Stdout, `engine.longhorn.io "`) {
-				t.Errorf("an engine was written: %s", res.Stdout)
-			}
-			e.Sim.ClearFault(stuck)
-			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
-			_, es, _ := e.State(vol)
-			if len(es) != 1 || es[0].Name != mig {
-				t.Errorf("engines %v", engineNames(es))
-			}
-			e.noDataLost(vol)
+	testenv.PerRelease(t, []string{"v1.4.3", "v1.5.3"}, func(t *testing.T, version string) {
+		e := newSim(t, version)
+		vol := "vol-pending"
+		old, mig := e.produceBug(vol)
+		stuck := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
+		e.Delete(longhorn.Engines, old)
+		e.WaitFor("old engine terminating", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			o := testenv.EngineOn(es, testenv.NodeA)
+			return o != nil && o.DeletionTimestamp != nil
 		})
-	}
+		res := e.fix(vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
+		if res.Code != fix.ExitOK {
+			t.Fatalf("exit %d", res.Code)
+		}
+		testenv.Contains(t, "stdout", res.Stdout, "activated", "deactivated")
+		if strings.Contains(res.Stdout, `engine.longhorn.io "`) {
+			t.Errorf("an engine was written: %s", res.Stdout)
+		}
+		e.Sim.ClearFault(stuck)
+		e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
+		_, es, _ := e.State(vol)
+		if len(es) != 1 || es[0].Name != mig {
+			t.Errorf("engines %v", engineNames(es))
+		}
+		e.noDataLost(vol)
+	})
 }
 
 // clitestRun runs any command of the plugin against the test server.

@@ -31,8 +31,8 @@ func TestFixReplicaWriteAnswerLost(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := reset(t)
-			create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a"))
-			stale := testenv.EngineName(vL14a, "vol-a", 0)
+			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
+			stale := testenv.EngineName(testenv.L14a, "vol-a", 0)
 			p.Clear()
 			p.ResetLog()
 			p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Replicas.Plural, Fault: tt.fault, First: 1})

@@ -76,7 +76,7 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 		} {
 			t.Run(name+"/"+step.name, func(t *testing.T) {
 				ctx := reset(t)
-				create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a").Add(stripVersion(testenv.TwoActiveEngines(vL14a, "vol-b"))))
+				create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a").Add(stripVersion(testenv.TwoActiveEngines(testenv.L14a, "vol-b"))))
 				before := versions(t, ctx)
 				runCtx, cancel := context.WithCancelCause(ctx)
 				defer cancel(nil)
@@ -117,9 +117,9 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 					}
 					if strings.HasPrefix(k, "engines/") {
 						switch {
-						case strings.Contains(k, testenv.EngineName(vL14a, "vol-a", 0)):
+						case strings.Contains(k, testenv.EngineName(testenv.L14a, "vol-a", 0)):
 							wantChanged = step.writtenA
-						case strings.Contains(k, testenv.EngineName(vL14a, "vol-b", 0)):
+						case strings.Contains(k, testenv.EngineName(testenv.L14a, "vol-b", 0)):
 							wantChanged = step.writtenB
 						}
 					}
@@ -134,12 +134,12 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 					return
 				}
 				backup := readFile(t, filepath.Join(dir, "vol-a.yaml"))
-				testenv.Contains(t, "backup", backup, testenv.EngineName(vL14a, "vol-a", 0), "active: true")
+				testenv.Contains(t, "backup", backup, testenv.EngineName(testenv.L14a, "vol-a", 0), "active: true")
 				log := readFile(t, filepath.Join(dir, fix.ActionLogName))
 				if !strings.HasSuffix(log, "\n") || !strings.Contains(log, "backup volume=vol-a") {
 					t.Errorf("action log incomplete:\n%s", log)
 				}
-				if step.writtenA && !strings.Contains(log, "deactivate engine="+testenv.EngineName(vL14a, "vol-a", 0)+" ok") {
+				if step.writtenA && !strings.Contains(log, "deactivate engine="+testenv.EngineName(testenv.L14a, "vol-a", 0)+" ok") {
 					t.Errorf("the write is not in the action log:\n%s", log)
 				}
 			})
@@ -154,7 +154,7 @@ func TestFixBinaryRealSignal(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	ctx := reset(t)
-	create(t, ctx, testenv.TwoActiveEngines(vL14a, "vol-a"))
+	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
 	before := versions(t, ctx)
 	bin := filepath.Join(t.TempDir(), "kubectl-longhorn_engines")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/kubectl-longhorn-engines")

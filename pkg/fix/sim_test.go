@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
@@ -19,12 +18,8 @@ import (
 // Simulator tests run in namespaces of their own, in parallel with each
 // other and after the sequential tests that reset the whole cluster.
 
-const (
-	nodeA = "node-a"
-	nodeB = "node-b"
-	// simWait bounds each wait on the simulator; a run needs well under a second.
-	simWait = 60 * time.Second
-)
+// simWait bounds each wait on the simulator; a run needs well under a second.
+const simWait = 60 * time.Second
 
 type simEnv struct{ *testenv.Env }
 
@@ -59,7 +54,7 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 		e.writeStuckConfirm(vol, mig)
 	} else {
 		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld})
-		if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+		if err := e.Sim.Detach(e.Ctx, vol, testenv.NodeA); err != nil {
 			e.T.Fatal(err)
 		}
 		defer e.Sim.ClearFault(fid)
@@ -77,21 +72,14 @@ func (e *simEnv) writeStuckConfirm(vol, mig string) {
 	e.T.Helper()
 	hold := e.Sim.Inject(lhsim.Fault{Kind: lhsim.HoldVolumeSync, Volume: vol})
 	defer e.Sim.ClearFault(hold)
-	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+	if err := e.Sim.Detach(e.Ctx, vol, testenv.NodeA); err != nil {
 		e.T.Fatal(err)
 	}
 	e.WaitFor("confirm requested", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-		return v.Spec.NodeID == nodeB && v.Spec.MigrationNodeID == ""
+		return v.Spec.NodeID == testenv.NodeB && v.Spec.MigrationNodeID == ""
 	})
-	ns := cluster.Dynamic()
-	if _, err := ns.Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, mig, types.JSONPatchType,
-		[]byte(`[{"op":"replace","path":"/spec/active","value":true}]`), metav1.PatchOptions{}); err != nil {
-		e.T.Fatal(err)
-	}
-	if _, err := ns.Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType,
-		[]byte(`{"status":{"currentNodeID":"`+nodeB+`","currentMigrationNodeID":""}}`), metav1.PatchOptions{}, "status"); err != nil {
-		e.T.Fatal(err)
-	}
+	e.JSONPatch(longhorn.Engines, mig, `[{"op":"replace","path":"/spec/active","value":true}]`)
+	e.MergePatch(longhorn.Volumes, vol, `{"status":{"currentNodeID":"`+testenv.NodeB+`","currentMigrationNodeID":""}}`, "status")
 }
 
 // On each affected generation, fix repairs the state the simulator's seed
@@ -124,7 +112,7 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 				t.Errorf("the survivor %s was written", mig)
 			}
 
-			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
+			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
 			e.WaitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 				return len(es) == 1 && es[0].Name == mig && len(rs) == 2
 			})
@@ -159,36 +147,33 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 // When Longhorn itself moves the volume between the plan and the act, fix
 // skips it and writes nothing.
 func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
-	for _, version := range []string{"v1.4.3", "v1.5.1"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newSim(t, version)
-			vol := "vol-moving"
-			old, _ := e.produceBug(vol)
-			v0, _, _ := e.State(vol)
-			// Unstick Longhorn behind fix's back: someone deactivated the old
-			// engine already, and Longhorn finishes the confirm.
-			hook := func() {
-				_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, old, "application/json-patch+json",
-					[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
-				if err != nil {
-					t.Error(err)
-				}
-				e.WaitFor("Longhorn moved on", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-					return v.ResourceVersion != v0.ResourceVersion || len(es) == 1
-				})
+	testenv.PerRelease(t, []string{"v1.4.3", "v1.5.1"}, func(t *testing.T, version string) {
+		e := newSim(t, version)
+		vol := "vol-moving"
+		old, _ := e.produceBug(vol)
+		v0, _, _ := e.State(vol)
+		// Unstick Longhorn behind fix's back: someone deactivated the old
+		// engine already, and Longhorn finishes the confirm.
+		hook := func() {
+			_, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Patch(e.Ctx, old, "application/json-patch+json",
+				[]byte(`[{"op":"replace","path":"/spec/active","value":false}]`), metav1.PatchOptions{})
+			if err != nil {
+				t.Error(err)
 			}
-			res := e.fixWithHook(hook, vol, "--yes", "--backup-dir", t.TempDir())
-			if res.Code != fix.ExitNotDone {
-				t.Errorf("exit %d", res.Code)
-			}
-			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-moving" skipped: skipped, nothing written: `)
-			if strings.Contains(res.Stdout, "deactivated\n") || strings.Contains(res.Stdout, "deleted\n") {
-				t.Error("fix wrote after the volume moved")
-			}
-			e.WaitFor("Longhorn finished on its own", vol, testenv.Settled(nodeB))
-		})
-	}
+			e.WaitFor("Longhorn moved on", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return v.ResourceVersion != v0.ResourceVersion || len(es) == 1
+			})
+		}
+		res := e.fixWithHook(hook, vol, "--yes", "--backup-dir", t.TempDir())
+		if res.Code != fix.ExitNotDone {
+			t.Errorf("exit %d", res.Code)
+		}
+		testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-moving" skipped: skipped, nothing written: `)
+		if strings.Contains(res.Stdout, "deactivated\n") || strings.Contains(res.Stdout, "deleted\n") {
+			t.Error("fix wrote after the volume moved")
+		}
+		e.WaitFor("Longhorn finished on its own", vol, testenv.Settled(testenv.NodeB))
+	})
 }
 
 // fixWithHook runs fix with an AfterPlan hook.
@@ -221,16 +206,16 @@ func TestFixAllInParallel(t *testing.T) {
 	e := newSim(t, "v1.4.3")
 	_, mig1 := e.produceBug("vol-1")
 	_, mig2 := e.produceBug("vol-2")
-	if err := e.Sim.CreateVolume(e.Ctx, "vol-3", lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{nodeA, nodeB}}); err != nil {
+	if err := e.Sim.CreateVolume(e.Ctx, "vol-3", lhsim.VolumeOptions{Migratable: true, ReplicaNodes: []string{testenv.NodeA, testenv.NodeB}}); err != nil {
 		t.Fatal(err)
 	}
 	e.WaitFor("vol-3 created", "vol-3", func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 		return v.Status.State == longhorn.VolumeStateDetached && len(es) == 1
 	})
-	if err := e.Sim.Attach(e.Ctx, "vol-3", nodeA); err != nil {
+	if err := e.Sim.Attach(e.Ctx, "vol-3", testenv.NodeA); err != nil {
 		t.Fatal(err)
 	}
-	e.WaitFor("vol-3 attached", "vol-3", testenv.Settled(nodeA))
+	e.WaitFor("vol-3 attached", "vol-3", testenv.Settled(testenv.NodeA))
 
 	res := e.fix("--all", "--yes", "--parallel", "2", "--backup-dir", t.TempDir(), "--timeout", "60s")
 	if res.Code != fix.ExitOK {
@@ -245,7 +230,7 @@ func TestFixAllInParallel(t *testing.T) {
 	if strings.Contains(res.Stdout, "volumes done") || strings.Contains(res.Stdout, "waiting for volume") {
 		t.Errorf("progress on stdout:\n%s", res.Stdout)
 	}
-	e.WaitFor("vol-1 settled", "vol-1", testenv.Settled(nodeB))
-	e.WaitFor("vol-2 settled", "vol-2", testenv.Settled(nodeB))
-	e.WaitFor("vol-3 untouched", "vol-3", testenv.Settled(nodeA))
+	e.WaitFor("vol-1 settled", "vol-1", testenv.Settled(testenv.NodeB))
+	e.WaitFor("vol-2 settled", "vol-2", testenv.Settled(testenv.NodeB))
+	e.WaitFor("vol-3 untouched", "vol-3", testenv.Settled(testenv.NodeA))
 }

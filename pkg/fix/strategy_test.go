@@ -20,13 +20,13 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 		version string
 		want    map[Strategy]detect.Action
 	}{
-		{vL13, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
-		{vL14a, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
-		{vL15a, map[Strategy]detect.Action{StrategyAuto: del, StrategyDeactivate: deac, StrategyDelete: del}},
+		{testenv.L13, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{testenv.L14a, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{testenv.L15a, map[Strategy]detect.Action{StrategyAuto: del, StrategyDeactivate: deac, StrategyDelete: del}},
 		// stuck before an upgrade: the same repair, never a delete
-		{vL14f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
-		{vL15f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
-		{vL16, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{testenv.L14f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{testenv.L15f, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
+		{testenv.L16, map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
 		{"v1.12.0", map[Strategy]detect.Action{StrategyAuto: deac, StrategyDeactivate: deac, StrategyDelete: none}},
 		{"v1.13.0", map[Strategy]detect.Action{StrategyAuto: none, StrategyDeactivate: none, StrategyDelete: none}},
 	}
@@ -43,7 +43,7 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 		}
 	}
 	// The refusal of delete on 1.3/1.4 says why.
-	p := planOne(t, stateOf(testenv.TwoActiveEngines(vL14a, "vol")), "vol", StrategyDelete)
+	p := planOne(t, stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol")), "vol", StrategyDelete)
 	if !strings.Contains(p.Why, "--strategy=delete refused") || !strings.Contains(p.Why, "replicas") {
 		t.Errorf("delete on 1.4.3: why = %q", p.Why)
 	}
@@ -51,7 +51,7 @@ func TestChooseActionByVersionAndStrategy(t *testing.T) {
 
 // A failed precondition is never overridden by a strategy.
 func TestStrategyNeverOverridesPreconditions(t *testing.T) {
-	for _, v := range []string{vL13, vL14a, vL15a} {
+	for _, v := range []string{testenv.L13, testenv.L14a, testenv.L15a} {
 		st := stateOf(testenv.Issue4827(v, "vol")) // spec.nodeID empty
 		for _, s := range []Strategy{StrategyAuto, StrategyDeactivate, StrategyDelete} {
 			p := planOne(t, st, "vol", s)

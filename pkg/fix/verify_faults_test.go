@@ -63,7 +63,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 			if n := p.Count("patch", longhorn.Engines.Plural, mig); n != 0 {
 				t.Errorf("the survivor %s was patched %d times", mig, n)
 			}
-			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
+			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
 			if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
 				t.Errorf("data lost: %t %v", lost, err)
 			}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestVerifyStages(t *testing.T) {
-	for _, version := range []string{vL13, vL14a, vL15a} {
+	for _, version := range []string{testenv.L13, testenv.L14a, testenv.L15a} {
 		t.Run(version, func(t *testing.T) {
 			stale := testenv.EngineName(version, "vol", 0)
 			st := stateOf(testenv.TwoActiveEngines(version, "vol"))
@@ -46,7 +46,7 @@ func TestVerifyStages(t *testing.T) {
 // The data-loss path: on 1.4 the stale engine was deleted, Longhorn never
 // flips the replicas. verify must stop and give recovery steps.
 func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
-	st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	p := planOne(t, st, "vol", StrategyAuto)
 	removeEngine(st, p.Stale[0].Name)
 	v := verify(st, p, detect.DefaultPendingThreshold)
@@ -54,7 +54,7 @@ func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
 		t.Fatalf("verdict %+v, want inverted with recovery steps", v)
 	}
 	// While the deleted engine still waits for its finalizer, same verdict.
-	st = stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
+	st = stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	e := engineOf(st, p.Stale[0].Name)
 	ts := e.CreationTimestamp
 	e.DeletionTimestamp = &ts
@@ -66,7 +66,7 @@ func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
 // Verification needs the planned survivor: a healthy volume served by the
 // other engine is not a success.
 func TestVerifyWrongSurvivor(t *testing.T) {
-	st := stateOf(testenv.TwoActiveEngines(vL14a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	p := planOne(t, st, "vol", StrategyAuto)
 	finishConfirm(st, p.Stale[0].Name)
 	v := volumeOf(st, "vol")
@@ -77,7 +77,7 @@ func TestVerifyWrongSurvivor(t *testing.T) {
 }
 
 func TestVerifyTicketOn15(t *testing.T) {
-	st := stateOf(testenv.TwoActiveEngines(vL15a, "vol"))
+	st := stateOf(testenv.TwoActiveEngines(testenv.L15a, "vol"))
 	p := planOne(t, st, "vol", StrategyAuto)
 	finishConfirm(st, p.Keep.Name)
 	id := longhorn.CSITicketID("vol", testenv.NodeB)

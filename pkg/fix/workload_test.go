@@ -1,6 +1,7 @@
 package fix_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -36,19 +37,28 @@ func launcherPod(name, node string) map[string]any {
 	}
 }
 
+// vmVolume creates vol-a, stuck with two active engines on an affected
+// release and used by VM vm1's PVC, behind a fault proxy with no rule and
+// an empty log; before is what the cluster holds.
+func vmVolume(t *testing.T) (p *faultproxy.Proxy, kc string, ctx context.Context, before map[string]string) {
+	t.Helper()
+	p, kc = faultProxy(t)
+	ctx = reset(t)
+	o := testenv.TwoActiveEngines(testenv.L14a, "vol-a")
+	o.Volumes[0].Status.KubernetesStatus = longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm1-disk", PVName: "vol-a"}
+	create(t, ctx, o)
+	before = versions(t, ctx)
+	p.Clear()
+	p.ResetLog()
+	return p, kc, ctx, before
+}
+
 // The re-check right before the first write reads the pods again: a
 // workload found on the stale engine's node then stops the repair, with
 // nothing written, although the plan (which saw no pod) called for it. The
 // test API server serves no pods; the proxy answers the pod lists.
 func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
-	p, kc := faultProxy(t)
-	ctx := reset(t)
-	o := testenv.TwoActiveEngines(vL14a, "vol-a")
-	o.Volumes[0].Status.KubernetesStatus = longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm1-disk", PVName: "vol-a"}
-	create(t, ctx, o)
-	before := versions(t, ctx)
-	p.Clear()
-	p.ResetLog()
+	p, kc, ctx, before := vmVolume(t)
 	p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond, Body: podList(t)})
 	placePod := func() {
 		p.Clear()
@@ -81,14 +91,7 @@ func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 // When the plan already sees the pod on the other node, fix refuses from the
 // start and says why.
 func TestPlanRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
-	p, kc := faultProxy(t)
-	ctx := reset(t)
-	o := testenv.TwoActiveEngines(vL14a, "vol-a")
-	o.Volumes[0].Status.KubernetesStatus = longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm1-disk", PVName: "vol-a"}
-	create(t, ctx, o)
-	before := versions(t, ctx)
-	p.Clear()
-	p.ResetLog()
+	p, kc, ctx, before := vmVolume(t)
 	p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond,
 		Body: podList(t, launcherPod("virt-launcher-vm1-abcde", testenv.NodeA), launcherPod("virt-launcher-vm1-fghij", testenv.NodeB))})
 	res := runFixVia(t, ctx, kc, "vol-a", "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))

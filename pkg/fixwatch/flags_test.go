@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -109,11 +106,7 @@ func TestGuardFollowsAnUpgrade(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	e.CreateAttached("vol-1")
 	g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--dry-run=client")
-	_, err := cluster.Dynamic().Resource(longhorn.Settings.GVR()).Namespace(e.NS).Patch(e.Ctx, longhorn.VersionSetting,
-		types.MergePatchType, []byte(`{"value":"v1.6.0"}`), metav1.PatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.MergePatch(longhorn.Settings, longhorn.VersionSetting, `{"value":"v1.6.0"}`)
 	g.l.await(t, e.Ctx, g.done, "classified with v1.6.0", func(l *listeners) bool { return l.version["vol-1"] == "v1.6.0" })
 	res := g.stop()
 	if res.Code != 0 {

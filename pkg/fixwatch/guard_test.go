@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
@@ -103,59 +101,52 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 // and ends with nothing to report.
 func TestGuardLeavesANormalMigrationAlone(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.5.1", "v1.6.0"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newSim(t, version, "")
-			vol := "vol-migrating"
-			e.CreateAttached(vol)
-			dir := filepath.Join(t.TempDir(), "backup")
-			g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", dir)
+	testenv.PerRelease(t, []string{"v1.4.3", "v1.5.1", "v1.6.0"}, func(t *testing.T, version string) {
+		e := newSim(t, version, "")
+		vol := "vol-migrating"
+		e.CreateAttached(vol)
+		dir := filepath.Join(t.TempDir(), "backup")
+		g := startGuard(t, e.Ctx, cluster.KubeconfigPath(), e.NS, "--yes", "--settle", settle.String(), "--backup-dir", dir)
 
-			_, mig := e.StartMigration(vol)
-			_, es0, _ := e.State(vol)
-			migUID := testenv.EngineOn(es0, nodeB).UID
-			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
-				t.Fatal(err)
-			}
-			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-			g.l.await(t, e.Ctx, g.done, "the guard saw the migration end", func(l *listeners) bool {
-				return l.seen[vol][detect.TypeMigrationInFlight] && l.classes[vol] == ""
-			})
-
-			res := g.stop()
-			if res.Code != 0 {
-				t.Errorf("exit %d", res.Code)
-			}
-			if g.everSeen(vol, detect.TypeMultipleActiveEngines) {
-				t.Error("the guard classified a normal migration as MultipleActiveEngines")
-			}
-			if !g.everSeen(vol, detect.TypeMigrationInFlight) {
-				t.Error("the guard never saw the migration")
-			}
-			lacks(t, "stdout", res.Stdout, "MultipleActiveEngines", "repairing", "deactivated", "deleted\n", "(dry run)")
-			testenv.Contains(t, "stdout", res.Stdout, `MigrationInFlight`, `engine.longhorn.io "`+mig+`" changed:`)
-			testenv.Contains(t, "stderr", res.Stderr, "repairs: none; 0 volume(s) need attention")
-			if len(g.outcomes(vol)) != 0 {
-				t.Errorf("repairs ran: %+v", g.outcomes(vol))
-			}
-			lacks(t, "actions.log", testenv.ReadFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "recheck")
-
-			_, es, _ := e.State(vol)
-			if len(es) != 1 || es[0].UID != migUID {
-				t.Errorf("engines after the migration: %+v", es)
-			}
-			u, err := cluster.Dynamic().Resource(longhorn.Engines.GVR()).Namespace(e.NS).Get(e.Ctx, mig, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, mf := range u.GetManagedFields() {
-				if mf.Manager == "kubectl-longhorn-engines" {
-					t.Errorf("the guard wrote engine %s: %+v", mig, mf)
-				}
-			}
+		_, mig := e.StartMigration(vol)
+		_, es0, _ := e.State(vol)
+		migUID := testenv.EngineOn(es0, testenv.NodeB).UID
+		if err := e.Sim.Detach(e.Ctx, vol, testenv.NodeA); err != nil {
+			t.Fatal(err)
+		}
+		e.WaitFor("confirmed on node-b", vol, testenv.Settled(testenv.NodeB))
+		g.l.await(t, e.Ctx, g.done, "the guard saw the migration end", func(l *listeners) bool {
+			return l.seen[vol][detect.TypeMigrationInFlight] && l.classes[vol] == ""
 		})
-	}
+
+		res := g.stop()
+		if res.Code != 0 {
+			t.Errorf("exit %d", res.Code)
+		}
+		if g.everSeen(vol, detect.TypeMultipleActiveEngines) {
+			t.Error("the guard classified a normal migration as MultipleActiveEngines")
+		}
+		if !g.everSeen(vol, detect.TypeMigrationInFlight) {
+			t.Error("the guard never saw the migration")
+		}
+		lacks(t, "stdout", res.Stdout, "MultipleActiveEngines", "repairing", "deactivated", "deleted\n", "(dry run)")
+		testenv.Contains(t, "stdout", res.Stdout, `MigrationInFlight`, `engine.longhorn.io "`+mig+`" changed:`)
+		testenv.Contains(t, "stderr", res.Stderr, "repairs: none; 0 volume(s) need attention")
+		if len(g.outcomes(vol)) != 0 {
+			t.Errorf("repairs ran: %+v", g.outcomes(vol))
+		}
+		lacks(t, "actions.log", testenv.ReadFile(t, filepath.Join(dir, fix.ActionLogName)), "attempt", "recheck")
+
+		_, es, _ := e.State(vol)
+		if len(es) != 1 || es[0].UID != migUID {
+			t.Errorf("engines after the migration: %+v", es)
+		}
+		for _, mf := range e.Get(longhorn.Engines, mig).GetManagedFields() {
+			if mf.Manager == "kubectl-longhorn-engines" {
+				t.Errorf("the guard wrote engine %s: %+v", mig, mf)
+			}
+		}
+	})
 }
 
 // SIGTERM (a cancelled context) while a bug waits out a long settle time

@@ -162,15 +162,21 @@ func (g *Guard) watchError(r longhorn.Resource, err error) {
 
 // interrupted reports, once per outage, that a list or watch of r failed.
 func (g *Guard) interrupted(r longhorn.Resource, verb string, err error) {
-	g.m.watchErrors.WithLabelValues(r.Plural).Inc()
-	g.mu.Lock()
-	first := !g.outage[r.Plural]
-	g.outage[r.Plural] = true
-	g.mu.Unlock()
-	if first {
+	if g.outageStarts(r) {
 		g.errOut.Printf("warning: the watch on %s was interrupted (%v); client-go lists and watches again by itself",
 			r.GroupResource(), cmdutil.Explain(err, verb, r.GroupResource(), g.ns))
 	}
+}
+
+// outageStarts counts an error of r's watch and tells whether it starts an
+// outage (the first error since r was last listed or watched).
+func (g *Guard) outageStarts(r longhorn.Resource) (first bool) {
+	g.m.watchErrors.WithLabelValues(r.Plural).Inc()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	first = !g.outage[r.Plural]
+	g.outage[r.Plural] = true
+	return first
 }
 
 // watchEnded reports an error that ended a watch of r: an expired
@@ -178,12 +184,7 @@ func (g *Guard) interrupted(r longhorn.Resource, verb string, err error) {
 // no longer has it), or a lost connection.
 func (g *Guard) watchEnded(r longhorn.Resource, verb string, err error) {
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		g.m.watchErrors.WithLabelValues(r.Plural).Inc()
-		g.mu.Lock()
-		first := !g.outage[r.Plural]
-		g.outage[r.Plural] = true
-		g.mu.Unlock()
-		if first {
+		if g.outageStarts(r) {
 			g.errOut.Printf("the watch on %s expired (%v); client-go re-lists", r.GroupResource(), oneLine(err))
 		}
 		return

@@ -50,8 +50,6 @@ func run(ctx context.Context, kubeconfig string, args ...string) clitest.Result 
 }
 
 const (
-	nodeA = "node-a"
-	nodeB = "node-b"
 	// settle is short so that tests run fast; the assertions compare the
 	// guard's own timestamps with it.
 	settle = 300 * time.Millisecond
@@ -244,6 +242,22 @@ func (r *guardRun) awaitOutcome(ctx context.Context, vol string, n int) fix.Outc
 	return r.outcomes(vol)[n-1]
 }
 
+// repairedAndStopped waits for the guard's first repair outcome of vol,
+// which must be a repair, checks that the volume converged on mig, and
+// stops the guard, which must exit 0; it returns what the guard printed.
+func (r *guardRun) repairedAndStopped(e *simEnv, vol, mig string) clitest.Result {
+	r.t.Helper()
+	if out := r.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
+		r.t.Errorf("outcome %s: %s", out.Result, out.Detail)
+	}
+	e.converged(vol, mig)
+	res := r.stop()
+	if res.Code != 0 {
+		r.t.Errorf("exit %d", res.Code)
+	}
+	return res
+}
+
 // awaitClass waits until the guard has classified vol as typ.
 func (r *guardRun) awaitClass(ctx context.Context, vol string, typ detect.Type) {
 	r.t.Helper()
@@ -343,7 +357,7 @@ func newSim(t *testing.T, version, ns string) *simEnv {
 func (e *simEnv) confirmWithFault(vol string) lhsim.FaultID {
 	e.T.Helper()
 	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
-	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+	if err := e.Sim.Detach(e.Ctx, vol, testenv.NodeA); err != nil {
 		e.T.Fatal(err)
 	}
 	return fid
@@ -363,7 +377,7 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 // replicas flipped to it, no data directory wiped, no more sync errors.
 func (e *simEnv) converged(vol, mig string) {
 	e.T.Helper()
-	e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(nodeB))
+	e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
 	e.WaitFor("old replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 		return len(es) == 1 && es[0].Name == mig && len(rs) == 2
 	})

@@ -158,14 +158,7 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		vol := "vol-no-events"
 		_, mig := e.produceBug(vol)
 		g := startCommand(t, e.Ctx, user, ns, append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir(), "--metrics-bind-address", "0"))
-		if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
-			t.Errorf("outcome %s: %s", out.Result, out.Detail)
-		}
-		e.converged(vol, mig)
-		res := g.stop()
-		if res.Code != 0 {
-			t.Errorf("exit %d", res.Code)
-		}
+		res := g.repairedAndStopped(e, vol, mig)
 		if n := strings.Count(res.Stderr, "warning: no Kubernetes Events will be recorded"); n != 1 {
 			t.Errorf("%d warnings about Events, want 1:\n%s", n, res.Stderr)
 		}

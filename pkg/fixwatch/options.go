@@ -38,11 +38,9 @@ type Options struct {
 	// Hooks are set by tests only.
 	Hooks Hooks
 
-	namespace string
-	client    *readstate.Client
-	strategy  fix.Strategy
-	dryRun    cmdutil.DryRun
-	now       func() time.Time
+	// resolved is what Complete made of fix's flags.
+	resolved fix.Settings
+	now      func() time.Time
 }
 
 // NewOptions returns the defaults around fix's options, whose flags the
@@ -68,31 +66,13 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", `With --watch: serve Prometheus metrics on this address, e.g. ":8080" (off by default; see docs/observability.md)`)
 }
 
-// Complete takes the volume names, parses fix's --strategy and --dry-run,
-// and resolves the namespace and client.
+// Complete takes the volume names and resolves fix's flags as fix does
+// (fix.Options.Resolve).
 func (o *Options) Complete(args []string) error {
-	f := o.Fix
-	f.Volumes = args
-	s, err := fix.ParseStrategy(f.Strategy)
-	if err != nil {
-		return err
-	}
-	o.strategy = s
-	d, err := cmdutil.DryRunFlag(f.DryRun, f.ErrOut)
-	if err != nil {
-		return err
-	}
-	o.dryRun = d
-	o.namespace = cmdutil.Namespace(f.ConfigFlags)
-	if o.client != nil {
-		return nil
-	}
-	c, err := readstate.FromFlags(f.ConfigFlags)
-	if err != nil {
-		return err
-	}
-	o.client = c
-	return nil
+	o.Fix.Volumes = args
+	var err error
+	o.resolved, err = o.Fix.Resolve(o.resolved.Client)
+	return err
 }
 
 // Validate checks the flags before any request; it changes nothing. Volume
@@ -133,20 +113,16 @@ func (o *Options) Run(ctx context.Context) error {
 	defer out.Flush()
 	defer errOut.Flush()
 
-	if o.dryRun == cmdutil.DryRunNone && !f.Yes {
-		q := fmt.Sprintf("Repair volumes in namespace %s automatically, without asking again, for the next %s?", o.namespace, o.For)
-		ok, err := cmdutil.Prompt{In: f.In, ErrOut: f.ErrOut, Target: cmdutil.Target(f.ConfigFlags)}.Ask(ctx, q)
-		switch {
-		case errors.Is(err, cmdutil.ErrNotTerminal):
-			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report", err))
-		case err != nil:
-			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
-		case !ok:
-			return cmdutil.WithCode(fix.ExitNotDone, errors.New("aborted: nothing was watched or changed"))
+	if o.resolved.DryRun == cmdutil.DryRunNone && !f.Yes {
+		q := fmt.Sprintf("Repair volumes in namespace %s automatically, without asking again, for the next %s?", o.resolved.Namespace, o.For)
+		p := cmdutil.Prompt{In: f.In, ErrOut: f.ErrOut, Target: cmdutil.Target(f.ConfigFlags)}
+		if err := p.Confirm(ctx, q, fix.ExitNotDone, "nothing was watched or changed",
+			"the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report"); err != nil {
+			return err
 		}
 	}
 
-	ver, src, err := readstate.ReadVersion(ctx, o.client, o.namespace)
+	ver, src, err := readstate.ReadVersion(ctx, o.resolved.Client, o.resolved.Namespace)
 	if err != nil {
 		return cmdutil.WithCode(exitNoCheck, err)
 	}
@@ -155,23 +131,21 @@ func (o *Options) Run(ctx context.Context) error {
 	} else if !ver.Affected() {
 		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.12; see %s)", ver, docs.SupportMatrix)
 	}
-	if err := preflight(ctx, o.client, o.namespace, watchedResources(ver), writeVerbs(ver, o.strategy, o.dryRun)); err != nil {
+	if err := preflight(ctx, o.resolved.Client, o.resolved.Namespace, watchedResources(ver), writeVerbs(ver, o.resolved.Strategy, o.resolved.DryRun)); err != nil {
 		return cmdutil.WithCode(exitNoCheck, err)
 	}
 	// A typo in a volume name ends here, before the backup folder is made.
 	if len(f.Volumes) > 0 {
 		var nf *readstate.NotFoundError
-		if _, err := readstate.ReadVolumes(ctx, o.client, o.namespace, f.Volumes); errors.As(err, &nf) {
+		if _, err := readstate.ReadVolumes(ctx, o.resolved.Client, o.resolved.Namespace, f.Volumes); errors.As(err, &nf) {
 			return cmdutil.WithCode(exitNoCheck, err)
 		}
 	}
 
 	pr := &fix.Printer{Out: out, ErrOut: errOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(f.Color, f.Out)), Reporter: prog}
-	r, err := fix.NewRepairer(fix.Settings{
-		Client: o.client, Namespace: o.namespace, Strategy: o.strategy, DryRun: o.dryRun,
-		Wait: f.Wait, Timeout: f.Timeout, PollInterval: o.Hooks.pollInterval(), Printer: pr,
-		FieldManager: f.FieldManager,
-	}, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
+	set := o.resolved
+	set.PollInterval, set.Printer = o.Hooks.pollInterval(), pr
+	r, err := fix.NewRepairer(set, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
 	if err != nil {
 		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 	}
@@ -180,18 +154,18 @@ func (o *Options) Run(ctx context.Context) error {
 	if b := r.Backup; b != nil {
 		backupDir = b.Dir
 		if err := r.ConfigMaps.Probe(ctx); err != nil && !allowed(err) {
-			return cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.namespace))
+			return cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.resolved.Namespace))
 		}
-		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.namespace, ver, o.strategy, o.For, o.Settle, f.Volumes); err != nil {
+		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.resolved.Namespace, ver, o.resolved.Strategy, o.For, o.Settle, f.Volumes); err != nil {
 			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
 		}
 		errOut.Printf("Backups and the action log go to %s", r.BackupsGoTo())
 	}
 
-	ev := fix.StartEvents(ctx, o.client, o.namespace, f.Events, o.dryRun, func(s string) { errOut.Printf("%s", s) })
+	ev := fix.StartEvents(ctx, o.resolved.Client, o.resolved.Namespace, f.Events, o.resolved.DryRun, func(s string) { errOut.Printf("%s", s) })
 	defer ev.Close(fix.EventFlushTimeout)
 	g := New(Config{
-		Client: o.client, Namespace: o.namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
+		Client: o.resolved.Client, Namespace: o.resolved.Namespace, Volumes: f.Volumes, For: o.For, Settle: o.Settle,
 		Version: ver, Repairer: r, Parallel: f.Parallel, Progress: prog, Events: ev, Hooks: o.Hooks,
 	}, out, errOut)
 	if o.MetricsBindAddress != "" && o.MetricsBindAddress != "0" {
@@ -202,7 +176,7 @@ func (o *Options) Run(ctx context.Context) error {
 		defer srv.stop()
 		errOut.Printf("serving metrics on http://%s/metrics", srv.addr)
 		if o.Hooks.MetricsServing != nil {
-			o.Hooks.MetricsServing(o.namespace, srv.addr)
+			o.Hooks.MetricsServing(o.resolved.Namespace, srv.addr)
 		}
 	}
 	rep, err := g.Run(ctx)

@@ -338,14 +338,7 @@ func TestDeployRoles(t *testing.T) {
 		// a short settle and a writable backup folder (later flags win).
 		args := append(jobArgs(t), "--settle", settle.String(), "--backup-dir", t.TempDir())
 		g := startCommand(t, e.Ctx, kc, ns, args)
-		if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
-			t.Errorf("outcome %s: %s", out.Result, out.Detail)
-		}
-		e.converged(vol, mig)
-		res := g.stop()
-		if res.Code != 0 {
-			t.Errorf("exit %d", res.Code)
-		}
+		res := g.repairedAndStopped(e, vol, mig)
 		lacks(t, "output", res.Stdout+res.Stderr, "forbidden")
 
 		cms, err := full.Client().CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: fix.LabelVolume + "=" + vol})
@@ -424,14 +417,7 @@ func TestGuardSurvivesAPIServerRestart(t *testing.T) {
 
 	_, mig := e.StartMigration(vol)
 	e.confirmWithFault(vol)
-	if out := g.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
-		t.Errorf("outcome %s: %s", out.Result, out.Detail)
-	}
-	e.converged(vol, mig)
-	res := g.stop()
-	if res.Code != 0 {
-		t.Errorf("exit %d", res.Code)
-	}
+	res := g.repairedAndStopped(e, vol, mig)
 	// Each informer reports that its watch was cut, then that it listed or
 	// watched again.
 	stderr := parseLines(t, "stderr", res.Stderr)

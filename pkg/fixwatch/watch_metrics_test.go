@@ -2,11 +2,9 @@ package fixwatch
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -19,12 +17,7 @@ func TestWatchHealthMetrics(t *testing.T) {
 	eng, vols := longhorn.Engines, longhorn.Volumes
 	g.resumed(eng, true) // the first list
 	g.resumed(vols, true)
-	g.interrupted(eng, "watch", errors.New("connection refused"))
-	g.interrupted(eng, "list", errors.New("connection refused"))
-	g.resumed(eng, false)
-	g.watchEnded(eng, "watch", apierrors.NewResourceExpired("too old resource version"))
-	g.resumed(eng, true)
-	g.resumed(eng, true)
+	engineOutage(g)
 	g.resumed(vols, false)
 	for _, c := range []struct {
 		name string

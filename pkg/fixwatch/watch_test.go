@@ -62,6 +62,19 @@ func TestObservedWatchReportsEarlyClose(t *testing.T) {
 	}
 }
 
+// engineOutage plays an outage of the engines watch after its first list:
+// the watch is cut and a list fails, the watch comes back, then expires and
+// is re-listed twice.
+func engineOutage(g *Guard) {
+	eng := longhorn.Engines
+	g.interrupted(eng, "watch", errors.New("connection refused"))
+	g.interrupted(eng, "list", errors.New("connection refused"))
+	g.resumed(eng, false)
+	g.watchEnded(eng, "watch", apierrors.NewResourceExpired("too old resource version"))
+	g.resumed(eng, true)
+	g.resumed(eng, true)
+}
+
 // Outages are reported once, with the verb, and so is the recovery; an
 // expired watch says so; a re-list after the first list is reported.
 func TestWatchOutageLines(t *testing.T) {
@@ -69,12 +82,7 @@ func TestWatchOutageLines(t *testing.T) {
 	g := New(Config{Namespace: "longhorn-system"}, newStamper(&bytes.Buffer{}), newStamper(&buf))
 	eng := longhorn.Engines
 	g.resumed(eng, true) // the first list: silent
-	g.interrupted(eng, "watch", errors.New("connection refused"))
-	g.interrupted(eng, "list", errors.New("connection refused"))
-	g.resumed(eng, false)
-	g.watchEnded(eng, "watch", apierrors.NewResourceExpired("too old resource version"))
-	g.resumed(eng, true)
-	g.resumed(eng, true)
+	engineOutage(g)
 	g.resumed(eng, false)
 
 	var lines []string

@@ -74,12 +74,8 @@ func TestEngineAvailableAndRWCount(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(&e)
 			}
-			if got := e.RWCount(); got != tt.rw {
-				t.Errorf("RWCount() = %d, want %d", got, tt.rw)
-			}
-			if got := e.Available(); got != tt.available {
-				t.Errorf("Available() = %t, want %t", got, tt.available)
-			}
+			expect(t, "RWCount()", e.RWCount(), tt.rw)
+			expect(t, "Available()", e.Available(), tt.available)
 		})
 	}
 }
@@ -301,21 +297,11 @@ func TestVolumeHelpers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := Volume{Spec: tt.spec, Status: tt.status}
-			if got := v.UpgradePending(); got != tt.upgrade {
-				t.Errorf("UpgradePending() = %t, want %t", got, tt.upgrade)
-			}
-			if got := v.Migrating(); got != tt.migrating {
-				t.Errorf("Migrating() = %t, want %t", got, tt.migrating)
-			}
-			if got := v.ServingNodeID(); got != tt.serving {
-				t.Errorf("ServingNodeID() = %q, want %q", got, tt.serving)
-			}
-			if got := v.RobustnessUsable(); got != tt.robust {
-				t.Errorf("RobustnessUsable() = %t, want %t", got, tt.robust)
-			}
-			if got := v.DataEngineName(); got != tt.engine {
-				t.Errorf("DataEngineName() = %q, want %q", got, tt.engine)
-			}
+			expect(t, "UpgradePending()", v.UpgradePending(), tt.upgrade)
+			expect(t, "Migrating()", v.Migrating(), tt.migrating)
+			expect(t, "ServingNodeID()", v.ServingNodeID(), tt.serving)
+			expect(t, "RobustnessUsable()", v.RobustnessUsable(), tt.robust)
+			expect(t, "DataEngineName()", v.DataEngineName(), tt.engine)
 		})
 	}
 }
@@ -465,5 +451,14 @@ func TestSnapshotNames(t *testing.T) {
 	e.Status.Snapshots = map[string]json.RawMessage{"volume-head": nil, "snap-b": nil, "snap-a": nil}
 	if got := e.SnapshotNames(); !reflect.DeepEqual(got, []string{"snap-a", "snap-b", "volume-head"}) {
 		t.Errorf("SnapshotNames() = %v", got)
+	}
+}
+
+// expect reports a call whose result is not the one wanted; what names the
+// call in the message.
+func expect[T comparable](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %#v, want %#v", what, got, want)
 	}
 }

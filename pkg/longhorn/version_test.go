@@ -168,30 +168,14 @@ func TestVersionClass(t *testing.T) {
 			if tt.v != "" {
 				v = MustParseVersion(tt.v)
 			}
-			if got := v.Class(); got != tt.class {
-				t.Errorf("Class() = %q, want %q", got, tt.class)
-			}
-			if got := v.Affected(); got != tt.affected {
-				t.Errorf("Affected() = %t, want %t", got, tt.affected)
-			}
-			if got := v.DeterministicEngineNames(); got != tt.deterministic {
-				t.Errorf("DeterministicEngineNames() = %t, want %t", got, tt.deterministic)
-			}
-			if got := v.HasVolumeAttachments(); got != tt.vas {
-				t.Errorf("HasVolumeAttachments() = %t, want %t", got, tt.vas)
-			}
-			if got := v.HasCurrentMigrationNodeID(); got != tt.vas {
-				t.Errorf("HasCurrentMigrationNodeID() = %t, want %t", got, tt.vas)
-			}
-			if got := v.TicketLimits(); got != tt.ticketLimits {
-				t.Errorf("TicketLimits() = %t, want %t", got, tt.ticketLimits)
-			}
-			if got := v.MigrationNeedsReadyTarget(); got != tt.readyTarget {
-				t.Errorf("MigrationNeedsReadyTarget() = %t, want %t", got, tt.readyTarget)
-			}
-			if got := v.V2Switchover(); got != tt.v2Switchover {
-				t.Errorf("V2Switchover() = %t, want %t", got, tt.v2Switchover)
-			}
+			expect(t, "Class()", v.Class(), tt.class)
+			expect(t, "Affected()", v.Affected(), tt.affected)
+			expect(t, "DeterministicEngineNames()", v.DeterministicEngineNames(), tt.deterministic)
+			expect(t, "HasVolumeAttachments()", v.HasVolumeAttachments(), tt.vas)
+			expect(t, "HasCurrentMigrationNodeID()", v.HasCurrentMigrationNodeID(), tt.vas)
+			expect(t, "TicketLimits()", v.TicketLimits(), tt.ticketLimits)
+			expect(t, "MigrationNeedsReadyTarget()", v.MigrationNeedsReadyTarget(), tt.readyTarget)
+			expect(t, "V2Switchover()", v.V2Switchover(), tt.v2Switchover)
 		})
 	}
 }

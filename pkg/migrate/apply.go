@@ -51,6 +51,21 @@ func (s *session) send(ctx context.Context, build func(*snapshot) (write, error)
 	return snap, err
 }
 
+// dryRunStep is a step under --dry-run: the write build makes from snap,
+// shown under title (printed for client, sent with dryRun=All for server).
+// what names the step in an error.
+func (s *session) dryRunStep(ctx context.Context, snap *snapshot, title, what string, build func(*snapshot) (write, error)) error {
+	w, err := build(snap)
+	if err != nil {
+		return cmdutil.WithCode(ExitStopped, err)
+	}
+	s.infof("%s", title)
+	if err := s.apply(ctx, w); err != nil {
+		return cmdutil.WithCode(ExitStopped, describeErr(what+" (dry run)", err))
+	}
+	return nil
+}
+
 // apply sends one write (or, with --dry-run=client, only prints it).
 func (s *session) apply(ctx context.Context, w write) error {
 	body, err := w.patch()

@@ -15,39 +15,34 @@ import (
 // the exact fix command, exit 3, and touch no engine itself.
 func TestConfirmLeavesTwoActiveEngines(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.5.1"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-bug"
-			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
+	const vol = "vol-bug"
+	attachedEach(t, []string{"v1.4.3", "v1.5.1"}, vol, func(t *testing.T, e *env, version string) {
+		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
 
-			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-			expectCode(t, res, migrate.ExitAttention)
-			expectContains(t, "stderr", res.Stderr, "Confirmed:", "MultipleActiveEngines",
-				"Two active engines after the confirm (longhorn#6642)",
-				"kubectl longhorn-engines fix "+vol+" -n "+e.NS)
-			expectNotContains(t, "stderr", res.Stderr, "Verified:", "Rolling back")
-			if e.Sim.FaultHits(fid) != 1 {
-				t.Errorf("FailEngineDelete fired %d times, want 1", e.Sim.FaultHits(fid))
+		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+		expectCode(t, res, migrate.ExitAttention)
+		expectContains(t, "stderr", res.Stderr, "Confirmed:", "MultipleActiveEngines",
+			"Two active engines after the confirm (longhorn#6642)",
+			"kubectl longhorn-engines fix "+vol+" -n "+e.NS)
+		expectNotContains(t, "stderr", res.Stderr, "Verified:", "Rolling back")
+		if e.Sim.FaultHits(fid) != 1 {
+			t.Errorf("FailEngineDelete fired %d times, want 1", e.Sim.FaultHits(fid))
+		}
+		v, es, rs := e.State(vol)
+		active := 0
+		for _, en := range es {
+			if en.IsActive() {
+				active++
 			}
-			v, es, rs := e.State(vol)
-			active := 0
-			for _, en := range es {
-				if en.IsActive() {
-					active++
-				}
-			}
-			if active != 2 || v.Status.CurrentNodeID != nodeB {
-				t.Errorf("want the #6642 state left for fix to repair:\n%s", lhsim.Describe(v, es, rs))
-			}
-			e.expectNoDataLoss(vol)
-			st := e.run("migrate", "status", vol)
-			expectCode(t, st, 0)
-			expectContains(t, "status", st.Stdout, "Phase:      NeedsAttention", "longhorn-engines fix "+vol)
-		})
-	}
+		}
+		if active != 2 || v.Status.CurrentNodeID != nodeB {
+			t.Errorf("want the #6642 state left for fix to repair:\n%s", lhsim.Describe(v, es, rs))
+		}
+		e.expectNoDataLoss(vol)
+		st := e.run("migrate", "status", vol)
+		expectCode(t, st, 0)
+		expectContains(t, "status", st.Stdout, "Phase:      NeedsAttention", "longhorn-engines fix "+vol)
+	})
 }
 
 // TestConfirmLeavesTwoActiveEnginesFixed: with --fix the same state is

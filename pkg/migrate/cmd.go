@@ -1,8 +1,6 @@
 package migrate
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -102,7 +100,7 @@ own). After the confirm nothing is rolled back: it cannot be undone.
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runOptions(cmd.Context(), o, args)
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
 	f := c.Flags()
@@ -148,7 +146,7 @@ func newCmdStep(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runOptions(cmd.Context(), o, args)
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
 	switch mode {
@@ -216,21 +214,10 @@ Exit status: 0 when the status was printed; 2 when the cluster could not be read
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runOptions(cmd.Context(), o, args)
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text, json or yaml")
 	cmdutil.EnumCompletion(c, "output", StatusOutputs)
 	return c
-}
-
-// runOptions is the order every migrate command runs its Options in.
-func runOptions(ctx context.Context, o *Options, args []string) error {
-	if err := o.Complete(args); err != nil {
-		return cmdutil.WithCode(ExitNoCheck, err)
-	}
-	if err := o.Validate(); err != nil {
-		return cmdutil.WithCode(ExitNoCheck, err)
-	}
-	return o.Run(ctx)
 }

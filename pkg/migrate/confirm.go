@@ -20,15 +20,9 @@ func (e *errNotReady) Error() string { return "the migration is not ready to con
 // readiness up to --timeout; if that does not come, it changes nothing (it
 // did not start the migration, so it does not roll it back).
 func (s *session) runConfirm(ctx context.Context) error {
-	snap, err := s.read(ctx)
-	if err != nil {
-		return noCheck(err)
-	}
-	if nodes := snap.crashDetached(); nodes != nil {
-		return s.runCrashDetached(ctx, snap, nodes)
-	}
-	if src, tgt := snap.withoutNode(); src != "" {
-		return s.runWithoutNode(ctx, snap, src, tgt)
+	snap, done, err := s.readInFlight(ctx)
+	if done {
+		return err
 	}
 	cs, to := inFlightChecks(snap, s.drv)
 	cs = append(cs, s.releaseCheck(snap))
@@ -52,15 +46,7 @@ func (s *session) runConfirm(ctx context.Context) error {
 		} else {
 			s.infof("Not ready yet, the confirm would first wait up to %s for: %s", s.o.Timeout, r)
 		}
-		w, err := s.drv.confirm(snap, to)
-		if err != nil {
-			return cmdutil.WithCode(ExitStopped, err)
-		}
-		s.infof("Confirm:")
-		if err := s.apply(ctx, w); err != nil {
-			return cmdutil.WithCode(ExitStopped, describeErr("confirm (dry run)", err))
-		}
-		return nil
+		return s.dryRunStep(ctx, snap, "Confirm:", "confirm", func(sn *snapshot) (write, error) { return s.drv.confirm(sn, to) })
 	}
 	if err := s.prompt(ctx, fmt.Sprintf("Confirm the migration of volume %s from %s to %s? The engine on %s will be removed.", s.vol, from, to, from)); err != nil {
 		return err

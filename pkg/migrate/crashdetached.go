@@ -102,15 +102,7 @@ func (s *session) runCrashDetached(ctx context.Context, snap *snapshot, nodes []
 	}
 	s.infof("Volume %s: %s.", s.vol, words)
 	if s.o.dryRun != cmdutil.DryRunNone {
-		w, err := s.crashBuild(nodes, drop, what)(snap)
-		if err != nil {
-			return cmdutil.WithCode(ExitStopped, err)
-		}
-		s.infof("Resume on %s:", keep)
-		if err := s.apply(ctx, w); err != nil {
-			return cmdutil.WithCode(ExitStopped, describeErr(what+" (dry run)", err))
-		}
-		return nil
+		return s.dryRunStep(ctx, snap, "Resume on "+keep+":", what, s.crashBuild(nodes, drop, what))
 	}
 	if err := s.prompt(ctx, fmt.Sprintf("Remove the csi-attacher ticket of %s so that Longhorn attaches volume %s to %s?", drop, s.vol, keep)); err != nil {
 		return err

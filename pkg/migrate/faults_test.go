@@ -101,7 +101,7 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 		{"rollback, reset before forwarding", "rollback", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
 			migrate.ExitAttention, 0, "migrating", []string{"the rollback could not be written", "migrate rollback"}},
 	}
-	for _, version := range []string{"v1.4.3", "v1.6.0"} {
+	for _, version := range restAndVA {
 		for _, tt := range tests {
 			t.Run(version+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()

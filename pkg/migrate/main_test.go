@@ -2,15 +2,12 @@ package migrate_test
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
@@ -48,6 +45,21 @@ type env struct{ *testenv.Env }
 func newEnv(t *testing.T, version string) *env {
 	t.Helper()
 	return &env{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("migrate"), version, 3*time.Minute, waitTimeout)}
+}
+
+// restAndVA are a release whose migrations go through Longhorn's REST API
+// (1.4) and one whose go through VolumeAttachments (1.6).
+var restAndVA = []string{"v1.4.3", "v1.6.0"}
+
+// attachedEach runs body once per version, in parallel, against a simulator
+// of that version with vol created migratable and attached to node-a.
+func attachedEach(t *testing.T, versions []string, vol string, body func(t *testing.T, e *env, version string)) {
+	t.Helper()
+	testenv.PerRelease(t, versions, func(t *testing.T, version string) {
+		e := newEnv(t, version)
+		e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+		body(t, e, version)
+	})
 }
 
 // run runs the real command tree against the test cluster in e's namespace.
@@ -113,12 +125,8 @@ func (e *env) expectNoDataLoss(vol string) {
 // va reads the volume's longhorn.io VolumeAttachment.
 func (e *env) va(vol string) *longhorn.VolumeAttachment {
 	e.T.Helper()
-	u, err := cluster.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.NS).Get(e.Ctx, vol, metav1.GetOptions{})
-	if err != nil {
-		e.T.Fatal(err)
-	}
 	va := &longhorn.VolumeAttachment{}
-	if err := fromUnstructured(u.Object, va); err != nil {
+	if err := testenv.FromUnstructured(e.Get(longhorn.VolumeAttachments, vol), va); err != nil {
 		e.T.Fatal(err)
 	}
 	return va
@@ -128,17 +136,11 @@ func (e *env) va(vol string) *longhorn.VolumeAttachment {
 // object in e's namespace: equal maps mean nothing was written.
 func (e *env) resourceVersions() map[string]string {
 	e.T.Helper()
-	out := map[string]string{}
-	for _, r := range longhorn.AllResources {
-		l, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).List(e.Ctx, metav1.ListOptions{})
-		if err != nil {
-			e.T.Fatal(err)
-		}
-		for _, it := range l.Items {
-			out[r.Plural+"/"+it.GetName()] = it.GetResourceVersion()
-		}
+	rvs, err := testenv.ResourceVersions(e.Ctx, e.Env, longhorn.AllResources)
+	if err != nil {
+		e.T.Fatal(err)
 	}
-	return out
+	return rvs
 }
 
 func expectCode(t *testing.T, res clitest.Result, want int) {
@@ -164,12 +166,4 @@ func expectNotContains(t *testing.T, where, got string, nots ...string) {
 			t.Errorf("%s contains %q:\n%s", where, w, got)
 		}
 	}
-}
-
-func fromUnstructured(obj map[string]any, into any) error {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
 }

@@ -32,13 +32,8 @@ func (s *session) runMigrate(ctx context.Context) error {
 		len(cs), s.vol, from, s.ver, s.drv.mechanism())
 
 	if s.o.dryRun != cmdutil.DryRunNone {
-		w, err := s.drv.start(snap, to)
-		if err != nil {
-			return cmdutil.WithCode(ExitStopped, err)
-		}
-		s.infof("Start:")
-		if err := s.apply(ctx, w); err != nil {
-			return cmdutil.WithCode(ExitStopped, describeErr("start (dry run)", err))
+		if err := s.dryRunStep(ctx, snap, "Start:", "start", func(sn *snapshot) (write, error) { return s.drv.start(sn, to) }); err != nil {
+			return err
 		}
 		s.infof("Then: wait up to %s for the migration engine on %s, roll back if it is not ready%s.",
 			s.o.Timeout, to, map[bool]string{true: ", confirm and verify", false: ""}[s.o.Confirm])

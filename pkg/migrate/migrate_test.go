@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
@@ -39,28 +37,23 @@ func changeLine(version, vol string) string {
 func TestMigrateHappyPath(t *testing.T) {
 	t.Parallel()
 	// 1.7.0 adds the reworked confirm (it waits for the migration engine).
-	for _, version := range append(versions, "v1.7.0") {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-happy"
-			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+	const vol = "vol-happy"
+	attachedEach(t, append(versions, "v1.7.0"), vol, func(t *testing.T, e *env, version string) {
 
-			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-			expectCode(t, res, 0)
-			expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol))
-			expectContains(t, "stderr", res.Stderr, "Pre-checks passed", "Started:", "Ready:", "Confirmed:", "Verified:")
-			expectNotContains(t, "stderr", res.Stderr, "Rolling back")
-			e.expectSettled(vol, nodeB)
-			if longhorn.MustParseVersion(version).HasVolumeAttachments() {
-				va := e.va(vol)
-				ts := va.CSITickets()
-				if len(ts) != 1 || ts[0].NodeID != nodeB || ts[0].ID != longhorn.CSITicketID(vol, nodeB) || !va.Satisfied(ts[0].ID) {
-					t.Errorf("csi tickets after the confirm: %+v, want node-b's only, satisfied", ts)
-				}
+		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+		expectCode(t, res, 0)
+		expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol))
+		expectContains(t, "stderr", res.Stderr, "Pre-checks passed", "Started:", "Ready:", "Confirmed:", "Verified:")
+		expectNotContains(t, "stderr", res.Stderr, "Rolling back")
+		e.expectSettled(vol, nodeB)
+		if longhorn.MustParseVersion(version).HasVolumeAttachments() {
+			va := e.va(vol)
+			ts := va.CSITickets()
+			if len(ts) != 1 || ts[0].NodeID != nodeB || ts[0].ID != longhorn.CSITicketID(vol, nodeB) || !va.Satisfied(ts[0].ID) {
+				t.Errorf("csi tickets after the confirm: %+v, want node-b's only, satisfied", ts)
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestConfirmAndRollbackAsSeparateCommands: `migrate` stops once ready,
@@ -69,85 +62,77 @@ func TestMigrateHappyPath(t *testing.T) {
 // started.
 func TestConfirmAndRollbackAsSeparateCommands(t *testing.T) {
 	t.Parallel()
-	for _, version := range versions {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			e.createAttached(lhsim.VolumeOptions{Migratable: true}, "vol-confirm", "vol-rollback", "vol-csi")
+	testenv.PerRelease(t, versions, func(t *testing.T, version string) {
+		e := newEnv(t, version)
+		e.createAttached(lhsim.VolumeOptions{Migratable: true}, "vol-confirm", "vol-rollback", "vol-csi")
 
-			vol := "vol-confirm"
-			res := e.run("migrate", vol, "--to", nodeB, "--yes", poll)
-			expectCode(t, res, 0)
-			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q ready to migrate to node-b", vol))
-			expectContains(t, "stderr", res.Stderr, "longhorn-engines migrate confirm "+vol+" -n "+e.NS, "longhorn-engines migrate rollback "+vol+" -n "+e.NS)
-			v, es, _ := e.State(vol)
-			if v.Spec.NodeID != nodeA || len(es) != 2 {
-				t.Fatalf("after migrate without --confirm: nodeID %q, %d engines; want node-a and 2", v.Spec.NodeID, len(es))
-			}
-			st := e.run("migrate", "status", vol)
-			expectCode(t, st, 0)
-			expectContains(t, "status", st.Stdout, "Phase:      Ready")
+		vol := "vol-confirm"
+		res := e.run("migrate", vol, "--to", nodeB, "--yes", poll)
+		expectCode(t, res, 0)
+		expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q ready to migrate to node-b", vol))
+		expectContains(t, "stderr", res.Stderr, "longhorn-engines migrate confirm "+vol+" -n "+e.NS, "longhorn-engines migrate rollback "+vol+" -n "+e.NS)
+		v, es, _ := e.State(vol)
+		if v.Spec.NodeID != nodeA || len(es) != 2 {
+			t.Fatalf("after migrate without --confirm: nodeID %q, %d engines; want node-a and 2", v.Spec.NodeID, len(es))
+		}
+		st := e.run("migrate", "status", vol)
+		expectCode(t, st, 0)
+		expectContains(t, "status", st.Stdout, "Phase:      Ready")
 
-			res = e.run("migrate", "confirm", vol, "--yes", poll)
-			expectCode(t, res, 0)
-			expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol))
-			e.expectSettled(vol, nodeB)
-			st = e.run("migrate", "status", vol, "-o", "json")
-			expectCode(t, st, 0)
-			expectContains(t, "status", st.Stdout, `"phase": "None"`, `"kind": "MigrationStatus"`)
+		res = e.run("migrate", "confirm", vol, "--yes", poll)
+		expectCode(t, res, 0)
+		expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol))
+		e.expectSettled(vol, nodeB)
+		st = e.run("migrate", "status", vol, "-o", "json")
+		expectCode(t, st, 0)
+		expectContains(t, "status", st.Stdout, `"phase": "None"`, `"kind": "MigrationStatus"`)
 
-			vol = "vol-rollback"
-			expectCode(t, e.run("migrate", vol, "--to", nodeB, "--yes", poll), 0)
-			res = e.run("migrate", "rollback", vol, "--yes", poll)
-			expectCode(t, res, 0)
-			expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
-			expectContains(t, "stderr", res.Stderr, "Rollback verified")
-			e.expectSettled(vol, nodeA)
+		vol = "vol-rollback"
+		expectCode(t, e.run("migrate", vol, "--to", nodeB, "--yes", poll), 0)
+		res = e.run("migrate", "rollback", vol, "--yes", poll)
+		expectCode(t, res, 0)
+		expectContains(t, "stdout", res.Stdout, changeLine(version, vol), fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
+		expectContains(t, "stderr", res.Stderr, "Rollback verified")
+		e.expectSettled(vol, nodeA)
 
-			// Started by Longhorn's own attacher (the CSI path), finished here.
-			vol = "vol-csi"
-			if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
-				t.Fatal(err)
-			}
-			res = e.run("migrate", "confirm", vol, "--yes", poll)
-			expectCode(t, res, 0)
-			e.expectSettled(vol, nodeB)
+		// Started by Longhorn's own attacher (the CSI path), finished here.
+		vol = "vol-csi"
+		if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
+			t.Fatal(err)
+		}
+		res = e.run("migrate", "confirm", vol, "--yes", poll)
+		expectCode(t, res, 0)
+		e.expectSettled(vol, nodeB)
 
-			// Nothing in flight: both refuse and write nothing.
-			before := e.resourceVersions()
-			for _, sub := range []string{"confirm", "rollback"} {
-				res = e.run("migrate", sub, "vol-confirm", "--yes", poll)
-				expectCode(t, res, migrate.ExitStopped)
-				expectContains(t, "stderr", res.Stderr, "FAIL migration in progress")
-			}
-			testenv.AssertUnchanged(t, before, e.resourceVersions())
-		})
-	}
+		// Nothing in flight: both refuse and write nothing.
+		before := e.resourceVersions()
+		for _, sub := range []string{"confirm", "rollback"} {
+			res = e.run("migrate", sub, "vol-confirm", "--yes", poll)
+			expectCode(t, res, migrate.ExitStopped)
+			expectContains(t, "stderr", res.Stderr, "FAIL migration in progress")
+		}
+		testenv.AssertUnchanged(t, before, e.resourceVersions())
+	})
 }
 
 // TestMigrationEngineNeverReady: the wait times out, the command rolls back
 // and verifies the rollback, and reports every step.
 func TestMigrationEngineNeverReady(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.6.0"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-never"
-			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+	const vol = "vol-never"
+	attachedEach(t, restAndVA, vol, func(t *testing.T, e *env, version string) {
+		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 
-			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=15s", poll)
-			expectCode(t, res, migrate.ExitStopped)
-			expectContains(t, "stderr", res.Stderr, "timed out after 15s", "Rolled back:", "Rollback verified:", "Steps taken:")
-			expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
-			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
-			if e.Sim.FaultHits(fid) == 0 {
-				t.Error("the fault never fired: the test did not test a migration engine that never gets ready")
-			}
-			e.expectSettled(vol, nodeA)
-		})
-	}
+		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=15s", poll)
+		expectCode(t, res, migrate.ExitStopped)
+		expectContains(t, "stderr", res.Stderr, "timed out after 15s", "Rolled back:", "Rollback verified:", "Steps taken:")
+		expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
+		expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
+		if e.Sim.FaultHits(fid) == 0 {
+			t.Error("the fault never fired: the test did not test a migration engine that never gets ready")
+		}
+		e.expectSettled(vol, nodeA)
+	})
 }
 
 // TestClonedTwice: when Longhorn cloned a data directory twice for the
@@ -156,66 +141,56 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 // migration it advises, run again, goes through.
 func TestClonedTwice(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.6.0"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-twice"
-			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.CloneTwice, Volume: vol, Times: 1})
+	const vol = "vol-twice"
+	attachedEach(t, restAndVA, vol, func(t *testing.T, e *env, version string) {
+		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.CloneTwice, Volume: vol, Times: 1})
 
-			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-			expectCode(t, res, migrate.ExitStopped)
-			expectContains(t, "stderr", res.Stderr, "cloned data directory", "roll the migration back and start it again", "Rolled back:", "Rollback verified:")
-			expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
-			if e.Sim.FaultHits(fid) == 0 {
-				t.Fatal("the fault never fired: no data directory was cloned twice")
-			}
-			e.expectSettled(vol, nodeA)
+		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+		expectCode(t, res, migrate.ExitStopped)
+		expectContains(t, "stderr", res.Stderr, "cloned data directory", "roll the migration back and start it again", "Rolled back:", "Rollback verified:")
+		expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
+		if e.Sim.FaultHits(fid) == 0 {
+			t.Fatal("the fault never fired: no data directory was cloned twice")
+		}
+		e.expectSettled(vol, nodeA)
 
-			res = e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-			expectCode(t, res, 0)
-			e.expectSettled(vol, nodeB)
-		})
-	}
+		res = e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+		expectCode(t, res, 0)
+		e.expectSettled(vol, nodeB)
+	})
 }
 
 // TestInterruptBeforeConfirm: Ctrl-C while waiting for readiness rolls back
 // with a context of its own and verifies.
 func TestInterruptBeforeConfirm(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.6.0"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-interrupt"
-			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+	const vol = "vol-interrupt"
+	attachedEach(t, restAndVA, vol, func(t *testing.T, e *env, version string) {
+		e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 
-			ctx, cancel := context.WithCancel(e.Ctx)
-			defer cancel()
-			resCh := make(chan clitest.Result, 1)
-			go func() {
-				resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-			}()
-			// Preparing is the migration engine created and, from 1.5, the
-			// volume's status.currentMigrationNodeID set: Longhorn writes
-			// the two apart, and status shows Requested in between.
-			e.WaitFor("migration started", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return len(es) == 2 && v.Spec.MigrationNodeID == nodeB && (version == "v1.4.3" || v.Status.CurrentMigrationNodeID == nodeB)
-			})
-			st := e.run("migrate", "status", vol, "-o", "yaml")
-			expectCode(t, st, 0)
-			expectContains(t, "status while preparing", st.Stdout, "phase: Preparing", "waiting:", "migrate confirm "+vol)
-			cancel() // what Ctrl-C does to the context main passes
-			res := <-resCh
-			expectCode(t, res, migrate.ExitStopped)
-			expectContains(t, "stderr", res.Stderr, "Stopped before the confirm: interrupted", "Rolled back:", "Rollback verified:")
-			expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
-			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
-			e.expectSettled(vol, nodeA)
+		ctx, cancel := context.WithCancel(e.Ctx)
+		defer cancel()
+		resCh := make(chan clitest.Result, 1)
+		go func() {
+			resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+		}()
+		// Preparing is the migration engine created and, from 1.5, the
+		// volume's status.currentMigrationNodeID set: Longhorn writes
+		// the two apart, and status shows Requested in between.
+		e.WaitFor("migration started", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			return len(es) == 2 && v.Spec.MigrationNodeID == nodeB && (version == "v1.4.3" || v.Status.CurrentMigrationNodeID == nodeB)
 		})
-	}
+		st := e.run("migrate", "status", vol, "-o", "yaml")
+		expectCode(t, st, 0)
+		expectContains(t, "status while preparing", st.Stdout, "phase: Preparing", "waiting:", "migrate confirm "+vol)
+		cancel() // what Ctrl-C does to the context main passes
+		res := <-resCh
+		expectCode(t, res, migrate.ExitStopped)
+		expectContains(t, "stderr", res.Stderr, "Stopped before the confirm: interrupted", "Rolled back:", "Rollback verified:")
+		expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
+		expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
+		e.expectSettled(vol, nodeA)
+	})
 }
 
 // TestSignalDuringMigrationWait: SIGINT or SIGTERM during the wait for
@@ -257,38 +232,30 @@ func TestSignalDuringMigrationWait(t *testing.T) {
 // an empty one is a usage error before anything is written.
 func TestFieldManager(t *testing.T) {
 	t.Parallel()
-	for _, version := range []string{"v1.4.3", "v1.6.0"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, version)
-			vol := "vol-manager"
-			e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
-			before := e.resourceVersions()
-			res := e.run("migrate", vol, "--to", nodeB, "--yes", "--field-manager=", poll)
-			expectCode(t, res, 2)
-			expectContains(t, "stderr", res.Stderr, "--field-manager must not be empty")
-			if after := e.resourceVersions(); !maps.Equal(before, after) {
-				t.Errorf("an invalid --field-manager wrote something")
-			}
-			// migrate without --confirm stops once ready: the start's write is
-			// still there to read
-			res = e.run("migrate", vol, "--to", nodeB, "--yes", "--field-manager=upgrade-window-42", poll)
-			expectCode(t, res, 0)
-			r := longhorn.Volumes
-			if longhorn.MustParseVersion(version).HasVolumeAttachments() {
-				r = longhorn.VolumeAttachments
-			}
-			u, err := cluster.Dynamic().Resource(r.GVR()).Namespace(e.NS).Get(e.Ctx, vol, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var managers []string
-			for _, mf := range u.GetManagedFields() {
-				managers = append(managers, mf.Manager)
-			}
-			if !slices.Contains(managers, "upgrade-window-42") || slices.Contains(managers, cmdutil.DefaultFieldManager) {
-				t.Errorf("%s's field managers %v: want upgrade-window-42, not the default", r.Kind, managers)
-			}
-		})
-	}
+	const vol = "vol-manager"
+	attachedEach(t, restAndVA, vol, func(t *testing.T, e *env, version string) {
+		before := e.resourceVersions()
+		res := e.run("migrate", vol, "--to", nodeB, "--yes", "--field-manager=", poll)
+		expectCode(t, res, 2)
+		expectContains(t, "stderr", res.Stderr, "--field-manager must not be empty")
+		if after := e.resourceVersions(); !maps.Equal(before, after) {
+			t.Errorf("an invalid --field-manager wrote something")
+		}
+		// migrate without --confirm stops once ready: the start's write is
+		// still there to read
+		res = e.run("migrate", vol, "--to", nodeB, "--yes", "--field-manager=upgrade-window-42", poll)
+		expectCode(t, res, 0)
+		r := longhorn.Volumes
+		if longhorn.MustParseVersion(version).HasVolumeAttachments() {
+			r = longhorn.VolumeAttachments
+		}
+		u := e.Get(r, vol)
+		var managers []string
+		for _, mf := range u.GetManagedFields() {
+			managers = append(managers, mf.Manager)
+		}
+		if !slices.Contains(managers, "upgrade-window-42") || slices.Contains(managers, cmdutil.DefaultFieldManager) {
+			t.Errorf("%s's field managers %v: want upgrade-window-42, not the default", r.Kind, managers)
+		}
+	})
 }

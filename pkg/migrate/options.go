@@ -106,15 +106,9 @@ func (o *Options) Complete(args []string) error {
 	}
 	o.dryRun = d
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.client != nil {
-		return nil
-	}
-	c, err := readstate.FromFlags(o.ConfigFlags)
-	if err != nil {
-		return err
-	}
+	c, err := readstate.Ensure(o.client, o.ConfigFlags)
 	o.client = c
-	return nil
+	return err
 }
 
 // Validate checks flag values and arguments before any request; it changes

@@ -12,15 +12,9 @@ import (
 // verify the volume back on the node it is attached to. Exit 0 means rolled
 // back and verified, as asked.
 func (s *session) runRollback(ctx context.Context) error {
-	snap, err := s.read(ctx)
-	if err != nil {
-		return noCheck(err)
-	}
-	if nodes := snap.crashDetached(); nodes != nil {
-		return s.runCrashDetached(ctx, snap, nodes)
-	}
-	if src, tgt := snap.withoutNode(); src != "" {
-		return s.runWithoutNode(ctx, snap, src, tgt)
+	snap, done, err := s.readInFlight(ctx)
+	if done {
+		return err
 	}
 	cs, to := inFlightChecks(snap, s.drv)
 	toFlagCheck(&cs, s.o.To, to)
@@ -41,15 +35,7 @@ func (s *session) runRollback(ctx context.Context) error {
 	}
 	from := snap.volume.Spec.NodeID
 	if s.o.dryRun != cmdutil.DryRunNone {
-		w, err := s.drv.rollback(snap, to)
-		if err != nil {
-			return cmdutil.WithCode(ExitStopped, err)
-		}
-		s.infof("Roll back:")
-		if err := s.apply(ctx, w); err != nil {
-			return cmdutil.WithCode(ExitStopped, describeErr("rollback (dry run)", err))
-		}
-		return nil
+		return s.dryRunStep(ctx, snap, "Roll back:", "rollback", func(sn *snapshot) (write, error) { return s.drv.rollback(sn, to) })
 	}
 	if err := s.prompt(ctx, fmt.Sprintf("Roll back the migration of volume %s to %s? It stays on %s; the migration engine is removed.", s.vol, to, from)); err != nil {
 		return err
@@ -61,6 +47,24 @@ func (s *session) runRollback(ctx context.Context) error {
 	}
 	s.outf("volume.longhorn.io %q rolled back to %s", s.vol, from)
 	return nil
+}
+
+// readInFlight reads the volume for confirm and rollback. A migration that
+// lost an end (its volume crash-detached, or without its node) has a
+// repair of its own: readInFlight runs it and returns its result with done
+// set.
+func (s *session) readInFlight(ctx context.Context) (snap *snapshot, done bool, err error) {
+	snap, err = s.read(ctx)
+	if err != nil {
+		return nil, true, noCheck(err)
+	}
+	if nodes := snap.crashDetached(); nodes != nil {
+		return nil, true, s.runCrashDetached(ctx, snap, nodes)
+	}
+	if src, tgt := snap.withoutNode(); src != "" {
+		return nil, true, s.runWithoutNode(ctx, snap, src, tgt)
+	}
+	return snap, false, nil
 }
 
 // rollBack abandons a migration this run started, after cause (a timeout, a

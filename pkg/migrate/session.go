@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -139,21 +138,8 @@ func (s *session) prompt(ctx context.Context, question string) error {
 	if s.o.Yes {
 		return nil
 	}
-	ok, err := cmdutil.Prompt{In: s.o.In, ErrOut: s.o.ErrOut, Terminal: s.o.Terminal, Target: cmdutil.Target(s.o.ConfigFlags)}.Ask(ctx, question)
-	switch {
-	case errors.Is(err, cmdutil.ErrNotTerminal):
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("%w: nothing was changed; re-run with --yes (or --dry-run=server to test the write)", err))
-	case err != nil:
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("%w: nothing was changed", err))
-	case !ok:
-		return aborted()
-	}
-	return nil
-}
-
-// aborted is the answer to a declined prompt.
-func aborted() error {
-	return cmdutil.WithCode(ExitStopped, errors.New("aborted: nothing was changed"))
+	p := cmdutil.Prompt{In: s.o.In, ErrOut: s.o.ErrOut, Terminal: s.o.Terminal, Target: cmdutil.Target(s.o.ConfigFlags)}
+	return p.Confirm(ctx, question, ExitStopped, "nothing was changed", "nothing was changed; re-run with --yes (or --dry-run=server to test the write)")
 }
 
 // recoveryTimeout is the budget of a rollback after a failure and of the

@@ -2,12 +2,10 @@ package migrate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -80,20 +78,9 @@ func (s *session) runStatus(ctx context.Context) error {
 	st := s.status(ctx, snap)
 	switch s.o.Output {
 	case "json":
-		b, err := json.MarshalIndent(st, "", "    ")
-		if err != nil {
-			return err
-		}
-		s.outf("%s", b)
+		return cmdutil.PrintJSON(s.o.Out, st)
 	case "yaml":
-		b, err := json.Marshal(st)
-		if err == nil {
-			b, err = yaml.JSONToYAML(b)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(s.o.Out, string(b))
+		return cmdutil.PrintYAML(s.o.Out, st)
 	default:
 		s.printStatus(st)
 	}

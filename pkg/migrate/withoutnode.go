@@ -55,15 +55,7 @@ func (s *session) runWithoutNode(ctx context.Context, snap *snapshot, source, ta
 	s.infof("Volume %s: %v.", s.vol, wn)
 	build := s.withoutNodeBuild(source, target, "roll back")
 	if s.o.dryRun != cmdutil.DryRunNone {
-		w, err := build(snap)
-		if err != nil {
-			return cmdutil.WithCode(ExitStopped, err)
-		}
-		s.infof("Resume on %s:", source)
-		if err := s.apply(ctx, w); err != nil {
-			return cmdutil.WithCode(ExitStopped, describeErr("roll back (dry run)", err))
-		}
-		return nil
+		return s.dryRunStep(ctx, snap, "Resume on "+source+":", "roll back", build)
 	}
 	if err := s.prompt(ctx, fmt.Sprintf("Remove the csi-attacher ticket of %s so that Longhorn attaches volume %s to %s?", target, s.vol, source)); err != nil {
 		return err

@@ -53,14 +53,8 @@ Exit status:
   # From a support bundle
   kubectl longhorn-engines preflight --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
-			}
-			if err := o.Validate(); err != nil {
-				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
-			}
-			return o.Run(cmd.Context())
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
 	f := c.Flags()

@@ -21,12 +21,7 @@ import (
 
 func reset(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	if err := cluster.Reset(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return ctx
+	return cluster.ResetForTest(t, 2*time.Minute)
 }
 
 func runPreflight(t *testing.T, ctx context.Context, args ...string) clitest.Result {
@@ -167,14 +162,7 @@ func TestPreflightIncompleteBundle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b := &testenv.Bundle{CreatedAt: testenv.BundleCreated, Objects: testenv.BundleScenario(testenv.BundleNamespace, "v1.4.3")}
-	files, err := b.Files()
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := testenv.Zip(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := b.ZipData(t)
 	for name, data := range map[string][]byte{"cut": whole[:3000], "half": whole[:len(whole)/2]} {
 		p := filepath.Join(t.TempDir(), name+".zip")
 		if err := os.WriteFile(p, data, 0o600); err != nil {

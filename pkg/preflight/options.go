@@ -93,8 +93,9 @@ func (o *Options) Validate() error {
 // the cluster (Validate refuses it).
 func (o *Options) offline() bool { return o.Bundle != "" || o.Filenames != nil }
 
-// Complete parses --to and resolves the namespace and the client.
-func (o *Options) Complete() error {
+// Complete parses --to and resolves the namespace and the client (preflight
+// takes no arguments: cobra has refused any).
+func (o *Options) Complete([]string) error {
 	if o.To != "" {
 		v, err := longhorn.ParseVersion(o.To)
 		if err != nil {
@@ -103,15 +104,12 @@ func (o *Options) Complete() error {
 		o.target = &v
 	}
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.client != nil || o.offline() {
+	if o.offline() {
 		return nil
 	}
-	c, err := readstate.FromFlags(o.ConfigFlags)
-	if err != nil {
-		return err
-	}
+	c, err := readstate.Ensure(o.client, o.ConfigFlags)
 	o.client = c
-	return nil
+	return err
 }
 
 // Run reads, assesses and prints. The returned error carries the exit
@@ -167,15 +165,7 @@ func (o *Options) read(ctx context.Context) (input, error) {
 		return input{State: st, Result: detect.Classify(st, dopts), Source: "cluster", Unchecked: orphanCheck(st, "")}, nil
 	}
 	oo := readstate.OfflineOptions{Namespace: explicitNamespace(o.ConfigFlags), Warnf: o.warnf}
-	var (
-		off *readstate.Offline
-		err error
-	)
-	if o.Bundle != "" {
-		off, err = readstate.LoadBundle(ctx, o.Bundle, oo)
-	} else {
-		off, err = readstate.LoadFiles(ctx, o.Filenames, o.In, oo)
-	}
+	off, err := readstate.LoadOffline(ctx, o.Bundle, o.Filenames, o.In, oo)
 	if err != nil {
 		return input{}, err
 	}

@@ -1,14 +1,12 @@
 package preflight
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
 )
 
@@ -18,23 +16,9 @@ func Print(out io.Writer, r *Report, format string) error {
 	case "", "table":
 		return printTable(out, r)
 	case "json":
-		b, err := json.MarshalIndent(r, "", "    ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "%s\n", b)
-		return err
+		return cmdutil.PrintJSON(out, r)
 	case "yaml":
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		y, err := yaml.JSONToYAML(b)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(y)
-		return err
+		return cmdutil.PrintYAML(out, r)
 	}
 	return fmt.Errorf("unknown output format %q", format)
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
@@ -66,14 +64,7 @@ func (e *env) report(code int, args ...string) *preflight.Report {
 
 func decode(t *testing.T, s string) *preflight.Report {
 	t.Helper()
-	var r preflight.Report
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		t.Fatalf("decoding the report: %v\n%s", err, s)
-	}
-	if r.APIVersion != preflight.ReportAPIVersion || r.Kind != preflight.ReportKind {
-		t.Fatalf("report kind: %s %s", r.APIVersion, r.Kind)
-	}
-	return &r
+	return testenv.DecodeReport[preflight.Report](t, s, preflight.ReportAPIVersion, preflight.ReportKind)
 }
 
 // setWorkload records a KubeVirt VM's pod in the volume's
@@ -82,10 +73,7 @@ func (e *env) setWorkload(vol, vm string) {
 	e.T.Helper()
 	patch := `{"status":{"kubernetesStatus":{"pvName":"` + vol + `","pvcName":"` + vm + `-disk-0","namespace":"default","workloadsStatus":[` +
 		`{"podName":"virt-launcher-` + vm + `-x7k2p","podStatus":"Running","workloadName":"` + vm + `","workloadType":"VirtualMachineInstance"}]}}}`
-	_, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(e.NS).Patch(e.Ctx, vol, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	e.MergePatch(longhorn.Volumes, vol, patch, "status")
 }
 
 // placed is a migrating volume and the node it is listed under.

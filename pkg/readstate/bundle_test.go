@@ -229,15 +229,6 @@ func zipYAMLsFirst(t *testing.T, b *testenv.Bundle) ([]byte, map[string][]byte) 
 	return data, files
 }
 
-func writeFile(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // A truncated zip (an interrupted download) has lost its table of contents:
 // the entries before the cut are still read, with one warning naming the
 // zip, and one naming the entry that was cut.
@@ -257,7 +248,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 	engines := "yamls/namespaced/longhorn-system/longhorn.io/v1beta2/engines.yaml"
 
 	t.Run("cut inside a log", func(t *testing.T) {
-		p := writeFile(t, b.Name()+".zip", testenv.TruncateZip(data, offsetOf(bigLog)+20000))
+		p := testenv.WriteTemp(t, b.Name()+".zip", testenv.TruncateZip(data, offsetOf(bigLog)+20000))
 		off, w := loadOK(t, p, OfflineOptions{})
 		w.has(t, b.Name()+".zip", "damaged zip", "longhorn-manager.log is cut short")
 		w.has(t, bigLog, "read error")
@@ -269,7 +260,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 		}
 	})
 	t.Run("cut inside engines.yaml", func(t *testing.T) {
-		p := writeFile(t, b.Name()+".zip", testenv.TruncateZip(data, offsetOf(engines)+40))
+		p := testenv.WriteTemp(t, b.Name()+".zip", testenv.TruncateZip(data, offsetOf(engines)+40))
 		off, w := loadOK(t, p, OfflineOptions{})
 		w.has(t, "damaged zip", "engines.yaml is cut short")
 		w.has(t, engines, "read error")
@@ -284,7 +275,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 	})
 	t.Run("only the table of contents lost", func(t *testing.T) {
 		zr := bytes.LastIndex(data, []byte("PK\x01\x02"))
-		p := writeFile(t, b.Name()+".zip", testenv.TruncateZip(data, zr+10))
+		p := testenv.WriteTemp(t, b.Name()+".zip", testenv.TruncateZip(data, zr+10))
 		off, w := loadOK(t, p, OfflineOptions{})
 		w.has(t, "damaged zip")
 		if len(off.State.Volumes) != 3 || len(off.State.Engines) != 4 || off.Logs["pvc-stuck"].Count != 3 {
@@ -300,7 +291,7 @@ func TestLoadBundleTruncatedZip(t *testing.T) {
 		{"empty file", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := writeFile(t, "bundle.zip", tc.data)
+			p := testenv.WriteTemp(t, "bundle.zip", tc.data)
 			_, err := LoadBundle(context.Background(), p, OfflineOptions{})
 			if err == nil || !strings.Contains(err.Error(), "bundle.zip: neither a readable zip nor a folder") {
 				t.Errorf("err = %v", err)
@@ -322,7 +313,7 @@ func TestLoadBundleCorruptEntry(t *testing.T) {
 	for i := off + 30; i < off+60; i++ {
 		bad[i] ^= 0x5a
 	}
-	p := writeFile(t, b.Name()+".zip", bad)
+	p := testenv.WriteTemp(t, b.Name()+".zip", bad)
 	o, w := loadOK(t, p, OfflineOptions{})
 	w.has(t, "engines.yaml")
 	if len(o.State.Volumes) != 3 || len(o.State.Replicas) != 4 || o.OrphansUnreliable == "" || o.Logs["pvc-stuck"].Count != 3 {
@@ -563,7 +554,7 @@ func TestLoadBundleZipBombStopsAtLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := writeFile(t, "bomb.zip", data)
+	p := testenv.WriteTemp(t, "bomb.zip", data)
 	var warns []string
 	off, err := LoadBundle(context.Background(), p, OfflineOptions{MaxFileBytes: 1 << 20, Warnf: func(f string, a ...any) { warns = append(warns, fmt.Sprintf(f, a...)) }})
 	if err != nil {

@@ -77,6 +77,16 @@ func FromFlags(cf *genericclioptions.ConfigFlags) (*Client, error) {
 	return NewClient(cfg)
 }
 
+// Ensure returns c when a test has already given the command its client,
+// and otherwise the client the flags describe: every command's Complete
+// resolves its client here.
+func Ensure(c *Client, cf *genericclioptions.ConfigFlags) (*Client, error) {
+	if c != nil {
+		return c, nil
+	}
+	return FromFlags(cf)
+}
+
 // noKubeconfig refuses to fall back to http://localhost:8080, as client-go
 // does when no kubeconfig, no --server and no in-cluster service account
 // are there: a plugin for production storage should say so instead.

@@ -210,17 +210,9 @@ func decodeJSONObject(dec *json.Decoder, where string, probs *problems, emit fun
 			m[key] = v
 			continue
 		}
+		// A List's items stream out one by one, as a top-level array's do.
 		streamed = true
-		for i := 1; dec.More(); i++ {
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return err
-			}
-			if err := emitObject(v, fmt.Sprintf("%s item %d", where, i), probs, emit); err != nil {
-				return &emitError{err}
-			}
-		}
-		if _, err := dec.Token(); err != nil { // ]
+		if err := decodeJSONArray(dec, where, probs, emit); err != nil {
 			return err
 		}
 	}

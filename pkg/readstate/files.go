@@ -21,6 +21,15 @@ const Stdin = "-"
 // fileExts are the files read from a folder given with -f, as kubectl does.
 var fileExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
+// LoadOffline reads the support bundle when bundle is set and otherwise the
+// files (- for stdin): the offline input of scan, describe and preflight.
+func LoadOffline(ctx context.Context, bundle string, files []string, stdin io.Reader, o OfflineOptions) (*Offline, error) {
+	if bundle != "" {
+		return LoadBundle(ctx, bundle, o)
+	}
+	return LoadFiles(ctx, files, stdin, o)
+}
+
 // LoadFiles reads Longhorn objects from `kubectl get ... -o yaml|json`
 // output: single objects, Lists and multi-document YAML, in any mix, from
 // files, folders (their .yaml, .yml and .json files) and stdin ("-"). A file

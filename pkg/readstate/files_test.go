@@ -9,24 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-func toYAML(t testing.TB, v any) string {
-	t.Helper()
-	j, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := yaml.JSONToYAML(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(y)
-}
+func toYAML(t testing.TB, v any) string { return string(testenv.KubectlYAML(t, v)) }
 
 func toJSON(t testing.TB, v any) string {
 	t.Helper()

@@ -92,14 +92,7 @@ func FuzzFilesParse(f *testing.F) {
 func FuzzBundleParse(f *testing.F) {
 	b := fxBundle()
 	b.Objects = append(b.Objects, fxObjects("lh-2", "v1.5.1")[:3]...)
-	files, err := b.Files()
-	if err != nil {
-		f.Fatal(err)
-	}
-	data, err := testenv.Zip(files)
-	if err != nil {
-		f.Fatal(err)
-	}
+	data := b.ZipData(f)
 	f.Add(data)
 	for _, n := range []int{len(data) / 2, len(data) - 30, 200} {
 		f.Add(testenv.TruncateZip(data, n))

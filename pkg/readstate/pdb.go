@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -21,13 +20,7 @@ const pdbHint = "grant list on poddisruptionbudgets in the Longhorn namespace (R
 // ReadPods it never fails: a read that did not happen is a ReadStatus
 // saying why, and err is worth a warning (nil for forbidden and not served).
 func ReadPDBs(ctx context.Context, dyn dynamic.Interface, ns string) ([]longhorn.PDB, longhorn.ReadStatus, error) {
-	out, err := listPages(ctx, dyn.Resource(PDBsResource).Namespace(ns), func(o map[string]any) (longhorn.PDB, error) {
-		var p pdbObject
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
-			return longhorn.PDB{}, fmt.Errorf("decoding a poddisruptionbudget: %w", err)
-		}
-		return p.pdb(), nil
-	})
+	out, err := listConverted(ctx, dyn.Resource(PDBsResource).Namespace(ns), "poddisruptionbudget", (*pdbObject).pdb)
 	if err != nil {
 		st, warn := degraded(err, "poddisruptionbudgets")
 		if !st.Failed {

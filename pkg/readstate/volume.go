@@ -159,28 +159,13 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 	// volume whose spec names another is left out here as it is there. The
 	// one difference: an object labelled for another volume whose spec names
 	// this one is not seen (TestReadPathsAgree skips that draw).
-	for _, raw := range engRaw {
-		var e longhorn.Engine
-		if err := decodeObject(raw, &e, longhorn.Engines, ""); err != nil {
-			return nil, err
-		}
-		if longhorn.VolumeOf(&e) == vol {
-			st.Engines = append(st.Engines, e)
-			out.Raw.Engines = append(out.Raw.Engines, raw)
-		}
+	var err error
+	if st.Engines, out.Raw.Engines, err = ofVolume(engRaw, longhorn.Engines, vol, longhorn.OlderEngine); err != nil {
+		return nil, err
 	}
-	sortTogether(st.Engines, out.Raw.Engines, func(a, b *longhorn.Engine) bool { return longhorn.OlderEngine(a, b) })
-	for _, raw := range repRaw {
-		var r longhorn.Replica
-		if err := decodeObject(raw, &r, longhorn.Replicas, ""); err != nil {
-			return nil, err
-		}
-		if longhorn.VolumeOf(&r) == vol {
-			st.Replicas = append(st.Replicas, r)
-			out.Raw.Replicas = append(out.Raw.Replicas, raw)
-		}
+	if st.Replicas, out.Raw.Replicas, err = ofVolume(repRaw, longhorn.Replicas, vol, func(a, b *longhorn.Replica) bool { return a.Name < b.Name }); err != nil {
+		return nil, err
 	}
-	sortTogether(st.Replicas, out.Raw.Replicas, func(a, b *longhorn.Replica) bool { return a.Name < b.Name })
 
 	switch {
 	case !withVA:
@@ -286,6 +271,25 @@ func explainGet(err error, res longhorn.Resource, ns string) error {
 }
 
 // sortTogether sorts typed objects and their raw bodies with one order.
+// ofVolume decodes the objects of r in raws and keeps those VolumeOf gives
+// to vol, with their raw forms, sorted together by less.
+func ofVolume[T any](raws []json.RawMessage, r longhorn.Resource, vol string, less func(a, b *T) bool) ([]T, []json.RawMessage, error) {
+	var items []T
+	var kept []json.RawMessage
+	for _, raw := range raws {
+		var it T
+		if err := decodeObject(raw, &it, r, ""); err != nil {
+			return nil, nil, err
+		}
+		if longhorn.VolumeOf(&it) == vol {
+			items = append(items, it)
+			kept = append(kept, raw)
+		}
+	}
+	sortTogether(items, kept, less)
+	return items, kept, nil
+}
+
 func sortTogether[T any](items []T, raws []json.RawMessage, less func(a, b *T) bool) {
 	idx := make([]int, len(items))
 	for i := range idx {

@@ -35,35 +35,37 @@ const workloadsHint = "grant the optional ClusterRole " + WorkloadsClusterRole +
 // the error worth a warning (nil for forbidden and not served, which the
 // status explains).
 func ReadPods(ctx context.Context, dyn dynamic.Interface, ns string) ([]longhorn.Pod, longhorn.ReadStatus, error) {
-	pods, err := listPages(ctx, dyn.Resource(PodsResource).Namespace(ns), func(o map[string]any) (longhorn.Pod, error) {
-		var p podObject
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
-			return longhorn.Pod{}, fmt.Errorf("decoding a pod: %w", err)
-		}
-		return p.pod(), nil
-	})
-	if err != nil {
-		st, warn := degraded(err, "pods")
-		return nil, st, warn
-	}
-	return pods, longhorn.ReadStatus{Read: true}, nil
+	return readOptional(ctx, dyn.Resource(PodsResource).Namespace(ns), "pod", "pods", (*podObject).pod)
 }
 
 // ReadCSIAttachments lists the storage.k8s.io/v1 VolumeAttachments (every
 // attacher; Matching keeps Longhorn's), with ReadPods' rules for errors.
 func ReadCSIAttachments(ctx context.Context, dyn dynamic.Interface) ([]longhorn.CSIAttachment, longhorn.ReadStatus, error) {
-	out, err := listPages(ctx, dyn.Resource(CSIAttachmentsResource), func(o map[string]any) (longhorn.CSIAttachment, error) {
-		var a csiAttachmentObject
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &a); err != nil {
-			return longhorn.CSIAttachment{}, fmt.Errorf("decoding a volumeattachment.storage.k8s.io: %w", err)
-		}
-		return a.attachment(), nil
-	})
+	return readOptional(ctx, dyn.Resource(CSIAttachmentsResource), "volumeattachment.storage.k8s.io", "volumeattachments.storage.k8s.io", (*csiAttachmentObject).attachment)
+}
+
+// readOptional is a read that never fails (ReadPods' rules): listConverted,
+// and a failed list (what names the resource) as a degraded ReadStatus.
+func readOptional[O, T any](ctx context.Context, ri dynamic.ResourceInterface, kind, what string, conv func(*O) T) ([]T, longhorn.ReadStatus, error) {
+	out, err := listConverted(ctx, ri, kind, conv)
 	if err != nil {
-		st, warn := degraded(err, "volumeattachments.storage.k8s.io")
+		st, warn := degraded(err, what)
 		return nil, st, warn
 	}
 	return out, longhorn.ReadStatus{Read: true}, nil
+}
+
+// listConverted is listPages for a kind decoded into O, the few fields
+// read, each item then converted into T; kind names it in a decode error.
+func listConverted[O, T any](ctx context.Context, ri dynamic.ResourceInterface, kind string, conv func(*O) T) ([]T, error) {
+	return listPages(ctx, ri, func(u map[string]any) (T, error) {
+		var o O
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, &o); err != nil {
+			var zero T
+			return zero, fmt.Errorf("decoding a %s: %w", kind, err)
+		}
+		return conv(&o), nil
+	})
 }
 
 // degraded turns a failed list into a ReadStatus. Forbidden and not served

@@ -56,13 +56,7 @@ Exit status, like 'kubectl diff':
   kubectl longhorn-engines scan -f dump.yaml`,
 		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
-			}
-			if err := o.Validate(); err != nil {
-				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
-			}
-			return o.Run(cmd.Context())
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
 	f := c.Flags()

@@ -37,13 +37,7 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
 		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
-			}
-			if err := o.Validate(); err != nil {
-				return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
-			}
-			return o.Run(cmd.Context())
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
 	f := c.Flags()

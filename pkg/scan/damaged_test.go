@@ -4,8 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,15 +35,6 @@ func damagedZip(t *testing.T, files map[string][]byte) []byte {
 		t.Fatal(err)
 	}
 	return data
-}
-
-func damagedWrite(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // cutAtLine cuts text after the first line holding marker, at a line end, so
@@ -151,7 +140,7 @@ func TestScanDamagedInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := damagedWrite(t, tt.file, tt.data)
+			p := testenv.WriteTemp(t, tt.file, tt.data)
 			flag := "--bundle"
 			if tt.args != nil {
 				flag = tt.args[0]
@@ -197,7 +186,7 @@ func TestScanOddButCompleteInput(t *testing.T) {
 		m[k] = v
 	}
 	m[engines] = same
-	p := damagedWrite(t, "bundle.zip", damagedZip(t, m))
+	p := testenv.WriteTemp(t, "bundle.zip", damagedZip(t, m))
 	r := offRun(t, "scan", "--bundle", p)
 	if r.Code != 1 || strings.Contains(r.Stderr, "error: ") || !strings.Contains(r.Stderr, "climbs out of the bundle") {
 		t.Errorf("exit %d, want 1 (the findings of a complete check)\n%s", r.Code, r)

@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -119,11 +118,9 @@ func (o *Options) printNode(st *longhorn.State, res detect.Result) error {
 		if findings == nil {
 			findings = []detect.Finding{}
 		}
-		b, err := json.MarshalIndent(nodeDrainReport{APIVersion: ReportAPIVersion, Kind: "NodeDrainReport", Namespace: st.Namespace, Node: n, Findings: findings}, "", "    ")
-		if err != nil {
+		if err := cmdutil.PrintJSON(o.Out, nodeDrainReport{APIVersion: ReportAPIVersion, Kind: "NodeDrainReport", Namespace: st.Namespace, Node: n, Findings: findings}); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 		}
-		fmt.Fprintf(o.Out, "%s\n", b)
 	default:
 		if err := PrintDrain(o.Out, view); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)

@@ -20,11 +20,11 @@ func drainFile(t *testing.T, withIMs bool) string {
 		if o["kind"] == "InstanceManager" {
 			continue
 		}
-		b.WriteString("---\n" + string(offYAML(t, o)))
+		b.WriteString("---\n" + string(testenv.KubectlYAML(t, o)))
 	}
 	if withIMs {
-		b.WriteString("---\n" + string(offYAML(t, testenv.JSONEngineIM(ns, "node-a", "pvc-stuck-e-aaaa1111", "pvc-ok-e-cccc3333", "pvc-gone-e-0"))))
-		b.WriteString("---\n" + string(offYAML(t, testenv.JSONEngineIM(ns, "node-b", "pvc-stuck-e-bbbb2222", "pvc-logonly-e-dddd4444"))))
+		b.WriteString("---\n" + string(testenv.KubectlYAML(t, testenv.JSONEngineIM(ns, "node-a", "pvc-stuck-e-aaaa1111", "pvc-ok-e-cccc3333", "pvc-gone-e-0"))))
+		b.WriteString("---\n" + string(testenv.KubectlYAML(t, testenv.JSONEngineIM(ns, "node-b", "pvc-stuck-e-bbbb2222", "pvc-logonly-e-dddd4444"))))
 	}
 	p := filepath.Join(t.TempDir(), "dump.yaml")
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {

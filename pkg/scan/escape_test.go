@@ -32,7 +32,7 @@ func TestCommandsEscapeClusterText(t *testing.T) {
 	var b bytes.Buffer
 	for _, o := range objs {
 		b.WriteString("---\n")
-		b.Write(offYAML(t, o))
+		b.Write(testenv.KubectlYAML(t, o))
 	}
 	file := filepath.Join(t.TempDir(), "objects.yaml")
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {

@@ -44,15 +44,7 @@ func (o *Options) runOffline(ctx context.Context) error {
 	oo := readstate.OfflineOptions{
 		Namespace: explicitNamespace(o.ConfigFlags), Volumes: o.Volumes, Selector: o.Selector, Warnf: warnf,
 	}
-	var (
-		off *readstate.Offline
-		err error
-	)
-	if o.Bundle != "" {
-		off, err = readstate.LoadBundle(ctx, o.Bundle, oo)
-	} else {
-		off, err = readstate.LoadFiles(ctx, o.Filenames, o.In, oo)
-	}
+	off, err := readstate.LoadOffline(ctx, o.Bundle, o.Filenames, o.In, oo)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}

@@ -58,7 +58,7 @@ func TestScanBundleFromSimulator(t *testing.T) {
 			dir := t.TempDir()
 			zipPath, folder := b.WriteZipAndDir(t, dir)
 			dump := filepath.Join(dir, "dump.yaml")
-			if err := os.WriteFile(dump, offYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": offAny(objs)}), 0o644); err != nil {
+			if err := os.WriteFile(dump, testenv.KubectlYAML(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": offAny(objs)}), 0o644); err != nil {
 				t.Fatal(err)
 			}
 

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -224,7 +222,7 @@ func TestScanFiles(t *testing.T) {
 	var singles []string
 	for i, o := range objs {
 		items[i] = o
-		y := offYAML(t, o)
+		y := testenv.KubectlYAML(t, o)
 		multi.WriteString("---\n" + string(y))
 		singles = append(singles, "-f", write(strings.ToLower(o["kind"].(string))+"-"+o["metadata"].(map[string]any)["name"].(string)+".yaml", y))
 	}
@@ -238,12 +236,12 @@ func TestScanFiles(t *testing.T) {
 		args  []string
 		stdin string
 	}{
-		{"YAML List", []string{"-f", write("list.yaml", offYAML(t, list))}, ""},
+		{"YAML List", []string{"-f", write("list.yaml", testenv.KubectlYAML(t, list))}, ""},
 		{"JSON List", []string{"-f", write("list.json", listJSON)}, ""},
 		{"multi-document YAML", []string{"-f", write("multi.yaml", []byte(multi.String()))}, ""},
 		{"single objects", singles, ""},
 		{"comma-separated names", []string{"-f", strings.Join(offEveryOther(singles), ",")}, ""},
-		{"stdin", []string{"-f", "-"}, string(offYAML(t, list))},
+		{"stdin", []string{"-f", "-"}, string(testenv.KubectlYAML(t, list))},
 		{"long flag", []string{"--filename", filepath.Join(dir, "list.json")}, ""},
 	}
 	for _, tc := range cases {
@@ -280,19 +278,6 @@ func offEveryOther(args []string) []string {
 	return out
 }
 
-func offYAML(t *testing.T, v any) []byte {
-	t.Helper()
-	j, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := yaml.JSONToYAML(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return y
-}
-
 // Inputs that cannot be used: one clear line each; exit 2 when nothing
 // usable is left, a report otherwise.
 func TestScanOfflineMalformed(t *testing.T) {
@@ -303,7 +288,7 @@ func TestScanOfflineMalformed(t *testing.T) {
 	}
 	good := filepath.Join(dir, "good.yaml")
 	list := map[string]any{"kind": "List", "items": offAny(testenv.BundleScenario(testenv.BundleNamespace, "v1.4.3"))}
-	if err := os.WriteFile(good, offYAML(t, list), 0o644); err != nil {
+	if err := os.WriteFile(good, testenv.KubectlYAML(t, list), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	broken := filepath.Join(dir, "broken.yaml")

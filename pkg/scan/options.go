@@ -61,15 +61,12 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 func (o *Options) Complete(args []string) error {
 	o.Volumes = args
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.client != nil || o.offline() {
+	if o.offline() {
 		return nil
 	}
-	c, err := readstate.FromFlags(o.ConfigFlags)
-	if err != nil {
-		return err
-	}
+	c, err := readstate.Ensure(o.client, o.ConfigFlags)
 	o.client = c
-	return nil
+	return err
 }
 
 // Validate checks flag values before any request.

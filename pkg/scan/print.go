@@ -1,12 +1,9 @@
 package scan
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -33,23 +30,9 @@ func Print(out io.Writer, r *Report, format string, noHeaders bool, p cmdutil.Pa
 	case "wide":
 		return printWide(out, r, noHeaders, p)
 	case "json":
-		b, err := json.MarshalIndent(r, "", "    ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "%s\n", b)
-		return err
+		return cmdutil.PrintJSON(out, r)
 	case "yaml":
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		y, err := yaml.JSONToYAML(b)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(y)
-		return err
+		return cmdutil.PrintYAML(out, r)
 	case "name":
 		seen := map[string]bool{}
 		for _, v := range r.Healthy {

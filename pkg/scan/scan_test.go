@@ -1,7 +1,6 @@
 package scan_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -108,14 +107,7 @@ func TestScanClassifiesEveryScenarioOnEveryGeneration(t *testing.T) {
 
 func decode(t *testing.T, out string) *scan.Report {
 	t.Helper()
-	var r scan.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("scan -o json is not JSON: %v\n%s", err, out)
-	}
-	if r.APIVersion != scan.ReportAPIVersion || r.Kind != scan.ReportKind {
-		t.Fatalf("report header %s/%s", r.APIVersion, r.Kind)
-	}
-	return &r
+	return testenv.DecodeReport[scan.Report](t, out, scan.ReportAPIVersion, scan.ReportKind)
 }
 
 func TestScanHealthyClusterExitsZero(t *testing.T) {
