@@ -159,9 +159,19 @@ func TestSoak(t *testing.T) {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
 			skipUnprovenConfirm(t, rel)
+			// a run that stopped on a failure still gets its row
+			stopped := true
+			defer func() {
+				if stopped {
+					soakMu.Lock()
+					soakResults = append(soakResults, soakResult{Release: rel, Faults: map[string]int{}, Violations: []string{"the run stopped on a failure (see the test's log)"}})
+					soakMu.Unlock()
+				}
+			}()
 			s := newSoak(t, rel, cfg)
 			s.run()
 			res := s.result()
+			stopped = false
 			soakMu.Lock()
 			soakResults = append(soakResults, res)
 			soakMu.Unlock()
@@ -217,9 +227,7 @@ func newSoak(t *testing.T, rel string, cfg soakConfig) *soak {
 		e.waitFor("volume created and detached", v, func(vo *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 			return vo.Status.State == longhorn.VolumeStateDetached && len(es) == 1 && len(rs) >= 2
 		})
-		if err := e.sim.Attach(e.ctx, v, nodeA); err != nil {
-			t.Fatal(err)
-		}
+		s.attach(v, nodeA)
 	}
 	for _, v := range s.vols {
 		e.waitFor("attached to node-a", v, settled(nodeA))
@@ -343,9 +351,7 @@ func (s *soak) drain(src, dst string) {
 				moved = append(moved, v)
 				continue
 			}
-			if err := s.sim.Attach(s.ctx, v, dst); err != nil {
-				s.t.Fatalf("request the migration of %s to %s: %v", v, dst, err)
-			}
+			s.attach(v, dst)
 			migrating = append(migrating, v)
 			s.res.Migrations++
 		}
@@ -375,13 +381,24 @@ func (s *soak) drain(src, dst string) {
 			s.on[v] = expect[v]
 		}
 		for _, v := range moved {
-			if err := s.sim.Attach(s.ctx, v, dst); err != nil {
-				s.t.Fatalf("attach %s to %s: %v", v, dst, err)
-			}
+			s.attach(v, dst)
 			s.waitWithin(waitTimeout, "attached again to "+dst, v, settled(dst))
 			s.on[v] = dst
 		}
 		s.collectFaults()
+	}
+}
+
+// attach asks for v on node as the CSI driver does, retrying what a busy
+// API server answers (a request the server may still apply is asked again:
+// attaching twice to the same node is a no-op).
+func (s *soak) attach(v, node string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, waitTimeout)
+	defer cancel()
+	var last error
+	if err := s.sim.Await(ctx, func() bool { last = s.sim.Attach(s.ctx, v, node); return last == nil }); err != nil {
+		s.t.Fatalf("attach %s to %s: %v (last: %v)", v, node, err, last)
 	}
 }
 
