@@ -285,6 +285,7 @@ func (s *soak) run() {
 	for s.res.Migrations < s.cfg.Migrations {
 		s.drain(src, dst)
 		s.check("after draining " + src)
+		s.t.Logf("soak %s: %d of %d migrations, %v", s.release, s.res.Migrations, s.cfg.Migrations, time.Since(s.start).Round(time.Second))
 		if s.drained(src) {
 			s.flap(src)
 		}
