@@ -7,6 +7,7 @@ package main
 
 import (
 	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/informers"
 
 	"github.com/longhorn/longhorn-manager/controller"
 	"github.com/longhorn/longhorn-manager/datastore"
@@ -14,20 +15,15 @@ import (
 	lhclientset "github.com/longhorn/longhorn-manager/k8s/pkg/client/clientset/versioned"
 	lhinformers "github.com/longhorn/longhorn-manager/k8s/pkg/client/informers/externalversions"
 	"github.com/longhorn/longhorn-manager/util"
-	"k8s.io/client-go/informers"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/test/longhorn/control/harness"
 )
 
-func main() { harness.Main(longhorn.SchemeBuilder.AddToScheme, release) }
+func main() { harness.Main(longhorn.SchemeBuilder.AddToScheme, lhclientset.NewForConfig, release) }
 
 // release: 1.4 builds its informer factories itself, and has no
 // VolumeAttachment controller.
-func release(c *harness.Clients) (*harness.Longhorn, error) {
-	lhClient, err := lhclientset.NewForConfig(c.Longhorn)
-	if err != nil {
-		return nil, err
-	}
+func release(c *harness.Clients, lhClient *lhclientset.Clientset) (*harness.Longhorn, error) {
 	kubeFactory := informers.NewSharedInformerFactory(c.Kube, harness.Resync)
 	lhFactory := lhinformers.NewSharedInformerFactory(lhClient, harness.Resync)
 	ds := datastore.NewDataStore(lhFactory, lhClient, kubeFactory, c.Kube, c.Extensions, c.Namespace)
@@ -39,8 +35,9 @@ func release(c *harness.Clients) (*harness.Longhorn, error) {
 		Sync:    ds.Sync,
 		Workers: controller.Workers,
 		Node: func(node string, logger logrus.FieldLogger) ([]harness.Runner, error) {
-			vc := controller.NewVolumeController(logger, ds, c.Scheme, c.Events, c.Namespace, node, util.NewAtomicCounter())
-			return []harness.Runner{vc.Run}, nil
+			var cs harness.Controllers
+			cs.Add(controller.NewVolumeController(logger, ds, c.Scheme, c.Events, c.Namespace, node, util.NewAtomicCounter()))
+			return cs.Runners()
 		},
 	}, nil
 }

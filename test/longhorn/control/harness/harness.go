@@ -84,19 +84,21 @@ type Longhorn struct {
 	Node func(node string, logger logrus.FieldLogger) ([]Runner, error)
 }
 
-// Release builds a release's Longhorn from c.
-type Release func(c *Clients) (*Longhorn, error)
+// Release builds a release's Longhorn from c and lhClient, the release's
+// Longhorn clientset.
+type Release[LH any] func(c *Clients, lhClient LH) (*Longhorn, error)
 
 // Main runs the binary: addToScheme adds the release's Longhorn types to a
-// scheme, release builds its controllers. It exits the process.
-func Main(addToScheme func(*runtime.Scheme) error, release Release) {
-	if err := run(addToScheme, release); err != nil {
+// scheme, newClient is the release's clientset constructor (for
+// Clients.Longhorn), release builds its controllers. It exits the process.
+func Main[LH any](addToScheme func(*runtime.Scheme) error, newClient func(*rest.Config) (LH, error), release Release[LH]) {
+	if err := run(addToScheme, newClient, release); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(addToScheme func(*runtime.Scheme) error, release Release) error {
+func run[LH any](addToScheme func(*runtime.Scheme) error, newClient func(*rest.Config) (LH, error), release Release[LH]) error {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the API server serving Longhorn's CRDs")
 	namespace := flag.String("namespace", "longhorn-system", "Longhorn namespace")
 	nodesFlag := flag.String("nodes", "", "comma-separated node names; one controller runs per node")
@@ -128,7 +130,11 @@ func run(addToScheme func(*runtime.Scheme) error, release Release) error {
 		return err
 	}
 
-	lh, err := release(c)
+	lhClient, err := newClient(c.Longhorn)
+	if err != nil {
+		return err
+	}
+	lh, err := release(c, lhClient)
 	if err != nil {
 		return err
 	}
