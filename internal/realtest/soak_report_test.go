@@ -40,19 +40,22 @@ func soakReport(cfg soakConfig, command string) string {
 	p("(the test API server serves no ConfigMaps), metrics on a loopback port, `--settle` as above. See\n")
 	p("docs/testing.md for what the simulator plays and what it does not.\n\n")
 	p("Checked after every drain and at the end: no replica deleted while active, no data directory a replica\n")
-	p("uses wiped, no data lost; at the end: every stuck state repaired within settle + one sync (%v), every\n", soakSyncBound)
-	p("guard write made while its volume was stuck (on a fixed release: no write at all), every volume converged.\n\n")
+	p("uses wiped, no data lost; at the end: every stuck state (two active engines, and Longhorn's controller\n")
+	p("logged the BUG error) ended by the guard within `--settle` + one sync (%v) and its repair verified,\n", soakSyncBound)
+	p("every guard write made while its volume was stuck (on a fixed release: no write at all), every volume\n")
+	p("converged. \"Stuck for\" runs from the state's start to the guard's write that ends it; \"to verified\n")
+	p("repair\" adds the wait for Longhorn's clean-up and the guard's verification.\n\n")
 
-	p("| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | repair time median / p95 / max | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | not converged | guard peak RSS | guard CPU | wall |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | stuck for (median / p95 / max) | to verified repair (median / p95 / max) | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | not converged | guard peak RSS | guard CPU | wall |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		total := 0
 		for _, n := range r.Faults {
 			total += n
 		}
-		p("| %s | %d (%d / %d) | %d | %d | %d | %d | %d | %d | %d | %s | %d | %d | %d | %d | %d | %.0f MiB | %v | %v |\n",
+		p("| %s | %d (%d / %d) | %d | %d | %d | %d | %d | %d | %d | %s | %s | %d | %d | %d | %d | %d | %.0f MiB | %v | %v |\n",
 			r.Release, r.Migrations, r.Confirmed, r.RolledBack, r.Detaches, r.Flaps, total, r.SeedFaults, r.TwoActive, r.Stuck,
-			r.Repaired, percentiles(r.RepairTimes), r.Wiped, r.ActiveDeleted, r.DataLost, r.GuardWritesNotStuck, len(r.NotConverged),
+			r.Repaired, percentiles(r.StuckTimes), percentiles(r.RepairTimes), r.Wiped, r.ActiveDeleted, r.DataLost, r.GuardWritesNotStuck, len(r.NotConverged),
 			float64(r.GuardPeakRSSKiB)/1024, r.GuardCPU.Round(time.Second), r.Wall.Round(time.Second))
 	}
 	p("\n## Faults injected, by kind\n\n")

@@ -118,12 +118,13 @@ type soakResult struct {
 	Release                           string
 	Migrations, Confirmed, RolledBack int
 	Detaches, Flaps                   int
-	Faults                            map[string]int // kind → requests failed
-	SeedFaults                        int            // the seed's failed delete of the old engine, hit
-	TwoActive                         int            // two active engines seen, however briefly
-	Stuck                             int            // of those, Longhorn's controller logged the BUG error
-	Repaired                          int            // stuck states the guard repaired
-	RepairTimes                       []time.Duration
+	Faults                            map[string]int  // kind → requests failed
+	SeedFaults                        int             // the seed's failed delete of the old engine, hit
+	TwoActive                         int             // two active engines seen, however briefly
+	Stuck                             int             // of those, Longhorn's controller logged the BUG error
+	Repaired                          int             // stuck states the guard repaired
+	StuckTimes                        []time.Duration // from a stuck state's start to its end
+	RepairTimes                       []time.Duration // from a stuck state's start to the verified repair
 	Wiped, ActiveDeleted, DataLost    int
 	GuardWritesNotStuck               int
 	NotConverged                      []string
@@ -568,16 +569,23 @@ func (s *soak) result() soakResult {
 					continue
 				}
 				found = true
-				d := l.at.Sub(iv.start)
 				res.Repaired++
-				res.RepairTimes = append(res.RepairTimes, d)
-				if d > s.cfg.Settle+soakSyncBound {
-					s.violateOn(&res, "the stuck state of %s (engines %v) was repaired %v after it began, past settle + one sync (%v)", vol, iv.engines, d.Round(time.Second), s.cfg.Settle+soakSyncBound)
-				}
+				res.RepairTimes = append(res.RepairTimes, l.at.Sub(iv.start))
 				break
 			}
 			if !found {
 				s.violateOn(&res, "the stuck state of %s (engines %v) was not repaired by the guard", vol, iv.engines)
+			}
+			// the state itself must end (the guard's write ends it) within
+			// settle + one sync; the verification that follows waits for
+			// Longhorn to finish the clean-up
+			if iv.end.IsZero() {
+				continue
+			}
+			d := iv.end.Sub(iv.start)
+			res.StuckTimes = append(res.StuckTimes, d)
+			if d > s.cfg.Settle+soakSyncBound {
+				s.violateOn(&res, "the stuck state of %s (engines %v) lasted %v, past settle + one sync (%v)", vol, iv.engines, d.Round(time.Second), s.cfg.Settle+soakSyncBound)
 			}
 		}
 	}
