@@ -119,11 +119,25 @@ func (e *env) migrationReadyBetween(vol, src, dst string) (oldName, migName stri
 // caches, which may not show the migration engine yet.
 func (e *env) detach(vol, node string) {
 	e.t.Helper()
+	e.retryCSI("detach "+vol+" from "+node, func() error { return e.sim.Detach(e.ctx, vol, node) })
+}
+
+// attach retries Attach as the CSI driver does, through what a busy API
+// server answers (asking again is a no-op once the request landed).
+func (e *env) attach(vol, node string) {
+	e.t.Helper()
+	e.retryCSI("attach "+vol+" to "+node, func() error { return e.sim.Attach(e.ctx, vol, node) })
+}
+
+// retryCSI repeats a CSI driver's request until it succeeds or
+// waitTimeout passes.
+func (e *env) retryCSI(what string, call func() error) {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
 	defer cancel()
 	var last error
-	if err := e.sim.Await(ctx, func() bool { last = e.sim.Detach(e.ctx, vol, node); return last == nil }); err != nil {
-		e.t.Fatalf("detach %s from %s: %v (last: %v)", vol, node, err, last)
+	if err := e.sim.Await(ctx, func() bool { last = call(); return last == nil }); err != nil {
+		e.t.Fatalf("%s: %v (last: %v)", what, err, last)
 	}
 }
 

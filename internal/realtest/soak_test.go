@@ -391,19 +391,6 @@ func (s *soak) drain(src, dst string) {
 	}
 }
 
-// attach asks for v on node as the CSI driver does, retrying what a busy
-// API server answers (a request the server may still apply is asked again:
-// attaching twice to the same node is a no-op).
-func (s *soak) attach(v, node string) {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, waitTimeout)
-	defer cancel()
-	var last error
-	if err := s.sim.Await(ctx, func() bool { last = s.sim.Attach(s.ctx, v, node); return last == nil }); err != nil {
-		s.t.Fatalf("attach %s to %s: %v (last: %v)", v, node, err, last)
-	}
-}
-
 // detach detaches v from node altogether and waits until it is detached.
 func (s *soak) detach(v, node string) {
 	s.env.detach(v, node)
