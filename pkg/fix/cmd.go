@@ -78,7 +78,9 @@ watch, and patch or delete on engines: see deploy/README.md.
 
 Exit status:
   0  every selected volume is healthy at the end (repaired, nothing to do, or
-     Longhorn is still finishing a migration); for --dry-run, the plan can run
+     Longhorn is still finishing a migration, also one that started after the
+     change and before its verification: "superseded"); for --dry-run, the
+     plan can run
   1  some volume is not repaired: refused, skipped, failed, timed out, or the
      plan was declined or not confirmed (no terminal and no --yes)
   2  the cluster could not be read: Longhorn missing, RBAC, unreachable,

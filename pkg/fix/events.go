@@ -22,6 +22,7 @@ const (
 	ReasonRepairApplied     = "RepairApplied"
 	ReasonRepairVerified    = "RepairVerified"
 	ReasonRepairNotVerified = "RepairNotVerified"
+	ReasonRepairSuperseded  = "RepairSuperseded"
 	ReasonFlagsInverted     = "ReplicaFlagsInverted"
 	ReasonRepairFailed      = "RepairFailed"
 	ReasonRepairSkipped     = "RepairSkipped"
@@ -64,7 +65,7 @@ func RecordOutcome(rec *volevents.Recorder, v volevents.Volume, action detect.Ac
 	}
 	verb := eventAction(action)
 	switch o.Result {
-	case ResultRepaired, ResultChanged, ResultTimedOut, ResultInverted:
+	case ResultRepaired, ResultChanged, ResultTimedOut, ResultSuperseded, ResultInverted:
 		// Changed names the replicas whose flags were set first, then the
 		// engines.
 		note := fmt.Sprintf("%s the stale engine; objects written: %s", pastTense(action), strings.Join(o.Changed, ", "))
@@ -84,6 +85,8 @@ func RecordOutcome(rec *volevents.Recorder, v volevents.Volume, action detect.Ac
 		rec.Record(v, volevents.Normal, ReasonRepairVerified, "Verify", o.Detail)
 	case ResultTimedOut:
 		rec.Record(v, volevents.Warning, ReasonRepairNotVerified, "Verify", o.Detail)
+	case ResultSuperseded:
+		rec.Record(v, volevents.Normal, ReasonRepairSuperseded, "Verify", o.Detail)
 	case ResultInverted:
 		rec.Record(v, volevents.Warning, ReasonFlagsInverted, "Verify", o.Detail+"; recover by hand: see the command's output and docs/troubleshooting-two-active-engines.md")
 	case ResultFailed:

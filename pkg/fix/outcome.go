@@ -24,6 +24,11 @@ const (
 	ResultChanged Result = "changed"
 	// ResultTimedOut: acted, not verified before --timeout.
 	ResultTimedOut Result = "timed-out"
+	// ResultSuperseded: acted; before the change could be verified the
+	// volume moved on (a migration started or finished on an engine that
+	// did not exist at the plan), so the state that was repaired is gone.
+	// The volume is Longhorn's again, as in-flight; a new look judges it.
+	ResultSuperseded Result = "superseded"
 	// ResultInverted: replica flags inverted after a change; everything stopped.
 	ResultInverted Result = "inverted"
 	// ResultDryRun: the action was printed (client) or accepted by the
@@ -41,7 +46,7 @@ const (
 // for a dry run, shows that the real run would act).
 func (r Result) OK() bool {
 	switch r {
-	case ResultHealthy, ResultInFlight, ResultRepaired, ResultChanged, ResultDryRun:
+	case ResultHealthy, ResultInFlight, ResultRepaired, ResultChanged, ResultSuperseded, ResultDryRun:
 		return true
 	}
 	return false

@@ -425,6 +425,12 @@ func (r *Repairer) waitVerified(ctx context.Context, p Planned, out Outcome) Out
 				_ = log.Printf("verify volume=%s ok after %s status=%q", p.Volume, time.Since(start).Round(time.Millisecond), v.Status)
 				return out
 			}
+			if why, ok := movedOn(vr.state, p); ok {
+				out.Result = ResultSuperseded
+				out.Detail = "superseded (the change stays; Longhorn has the volume again): " + why
+				_ = log.Printf("verify volume=%s superseded after %s status=%q", p.Volume, time.Since(start).Round(time.Millisecond), why)
+				return out
+			}
 		}
 		if status != "" {
 			wait.Update(status, engines)

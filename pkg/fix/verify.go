@@ -93,6 +93,48 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	return verdict{Done: true, Status: status}
 }
 
+// movedOn tells whether the volume has moved on since the plan: an engine
+// exists that the plan's read did not have. On an attached volume Longhorn
+// creates an engine only for a migration, so the state that was repaired has
+// been replaced and waiting for the planned survivor could block the
+// volume's next repair until --timeout (found by the soak, docs/soak.md).
+// The replica checks of verify run first: a volume that moved on with its
+// flags inverted still stops everything.
+func movedOn(st *longhorn.State, p Planned) (string, bool) {
+	if len(p.Snapshot.Engines) == 0 {
+		return "", false
+	}
+	known := make(map[string]bool, len(p.Snapshot.Engines))
+	for _, e := range p.Snapshot.Engines {
+		known[e.Name+"/"+e.UID] = true
+	}
+	var fresh []string
+	keepThere := false
+	for i := range st.Engines {
+		e := &st.Engines[i]
+		if longhorn.VolumeOf(e) != p.Volume {
+			continue
+		}
+		keepThere = keepThere || (e.Name == p.Keep.Name && string(e.UID) == p.Keep.UID)
+		if !known[e.Name+"/"+string(e.UID)] {
+			fresh = append(fresh, fmt.Sprintf("%s (on %s)", e.Name, orDash(e.Spec.NodeID)))
+		}
+	}
+	if len(fresh) == 0 {
+		return "", false
+	}
+	sort.Strings(fresh)
+	kept := "the engine kept, " + p.Keep.Name + ", is still there"
+	if p.Keep.Name == "" {
+		kept = "no engine was kept in particular"
+	} else if !keepThere {
+		kept = "the engine kept, " + p.Keep.Name + ", is gone (a migration was confirmed)"
+	}
+	v := volumeNamed(st, p.Volume)
+	return fmt.Sprintf("the volume moved on before the change could be verified: engine %s did not exist when the repair was planned and %s; volume on %q, spec.migrationNodeID %q",
+		strings.Join(fresh, ", "), kept, v.Status.CurrentNodeID, v.Spec.MigrationNodeID), true
+}
+
 // ticketProblem: on 1.5+, when the volume has attachment tickets for its
 // current node, one of them must be satisfied.
 func ticketProblem(st *longhorn.State, v *longhorn.Volume) string {

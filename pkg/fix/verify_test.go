@@ -1,6 +1,7 @@
 package fix
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
@@ -91,5 +92,42 @@ func TestVerifyTicketOn15(t *testing.T) {
 	st.VolumeAttachments[0].Status.AttachmentTicketStatuses[id] = s
 	if got := verify(st, p, detect.DefaultPendingThreshold); !got.Done {
 		t.Fatalf("not verified: %s", got.Status)
+	}
+}
+
+// A volume that moves on while fix waits (a migration starts, or is
+// confirmed, after the change) ends the wait as superseded; the state the
+// plan knew, however it stands, never does (found by the soak on 1.4.3: the
+// wait blocked the guard's next repair of that volume until --timeout).
+func TestVerifyMovedOn(t *testing.T) {
+	for _, version := range []string{testenv.L14a, testenv.L15a} {
+		t.Run(version, func(t *testing.T) {
+			st := stateOf(testenv.TwoActiveEngines(version, "vol"))
+			p := planOne(t, st, "vol", StrategyAuto)
+			if _, moved := movedOn(st, p); moved {
+				t.Fatal("the planned state itself reads as moved on")
+			}
+			// Longhorn finishes with the other known engine left: still the
+			// plan's engines, not superseded (TestVerifyWrongSurvivor).
+			other := stateOf(testenv.TwoActiveEngines(version, "vol"))
+			finishConfirm(other, p.Stale[0].Name)
+			if why, moved := movedOn(other, p); moved {
+				t.Errorf("only known engines left, read as moved on: %s", why)
+			}
+
+			finishConfirm(st, p.Keep.Name)
+			mig := testenv.NewEngine("vol-e-new", "vol", testenv.NodeC, false)
+			mig.UID = "uid-new"
+			st.Engines = append(st.Engines, *mig)
+			why, moved := movedOn(st, p)
+			if !moved || !strings.Contains(why, "vol-e-new (on "+testenv.NodeC+")") || !strings.Contains(why, "is still there") {
+				t.Fatalf("migration engine after the repair: moved=%t %q", moved, why)
+			}
+			// The confirm: the kept engine goes.
+			removeEngine(st, p.Keep.Name)
+			if why, moved = movedOn(st, p); !moved || !strings.Contains(why, "is gone") {
+				t.Errorf("confirmed onto the new engine: moved=%t %q", moved, why)
+			}
+		})
 	}
 }

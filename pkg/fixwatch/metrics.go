@@ -59,7 +59,7 @@ func newMetrics() *metrics {
 		firstSeen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricsPrefix + "finding_first_seen_timestamp_seconds",
 			Help: "When each volume with a finding entered it (Unix time); there is a series only while the finding lasts."}, []string{"volume", "type", "severity"}),
 		repairs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricsPrefix + "repairs_total",
-			Help: "Repairs the guard ran, by outcome (repaired, failed, skipped, timed-out, inverted, changed, dry-run, not-attempted)."}, []string{"outcome"}),
+			Help: "Repairs the guard ran, by outcome (repaired, failed, skipped, timed-out, inverted, superseded, changed, dry-run, not-attempted)."}, []string{"outcome"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricsPrefix + "refusals_total",
 			Help: "Volumes found needing attention in a state the guard does not repair, by finding type."}, []string{"reason"}),
 		toRepair: prometheus.NewHistogram(prometheus.HistogramOpts{Name: MetricsPrefix + "finding_to_repair_seconds",
