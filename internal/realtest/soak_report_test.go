@@ -41,7 +41,8 @@ func soakReport(cfg soakConfig, command string) string {
 	p("docs/testing.md for what the simulator plays and what it does not.\n\n")
 	p("Checked after every drain and at the end: no replica deleted while active, no data directory a replica\n")
 	p("uses wiped, no data lost; at the end: every stuck state (two active engines, and Longhorn's controller\n")
-	p("logged the BUG error) ended by the guard within `--settle` + one sync (%v) and its repair verified,\n", soakSyncBound)
+	p("logged the BUG error) ended by the guard within `--settle` + one sync (%v) and its repair verified (or\n", soakSyncBound)
+	p("superseded: the volume moved on to its next migration before the verification could end),\n")
 	p("every guard write made while its volume was stuck (on a fixed release: no write at all), every volume\n")
 	p("converged. \"Stuck for\" runs from the state's start to the guard's write that ends it; \"to verified\n")
 	p("repair\" adds the wait for Longhorn's clean-up and the guard's verification.\n\n")
@@ -53,9 +54,9 @@ func soakReport(cfg soakConfig, command string) string {
 		for _, n := range r.Faults {
 			total += n
 		}
-		p("| %s | %d (%d / %d) | %d | %d | %d | %d | %d | %d | %d | %s | %s | %d | %d | %d | %d | %d | %.0f MiB | %v | %v |\n",
+		p("| %s | %d (%d / %d) | %d | %d | %d | %d | %d | %d | %s | %s | %s | %d | %d | %d | %d | %d | %.0f MiB | %v | %v |\n",
 			r.Release, r.Migrations, r.Confirmed, r.RolledBack, r.Detaches, r.Flaps, total, r.SeedFaults, r.TwoActive, r.Stuck,
-			r.Repaired, percentiles(r.StuckTimes), percentiles(r.RepairTimes), r.Wiped, r.ActiveDeleted, r.DataLost, r.GuardWritesNotStuck, len(r.NotConverged),
+			repairedCell(r), percentiles(r.StuckTimes), percentiles(r.RepairTimes), r.Wiped, r.ActiveDeleted, r.DataLost, r.GuardWritesNotStuck, len(r.NotConverged),
 			float64(r.GuardPeakRSSKiB)/1024, r.GuardCPU.Round(time.Second), r.Wall.Round(time.Second))
 	}
 	p("\n## Faults injected, by kind\n\n")
@@ -109,4 +110,13 @@ func percentiles(d []time.Duration) string {
 		return s[i].Round(100 * time.Millisecond)
 	}
 	return fmt.Sprintf("%v / %v / %v", at(0.5), at(0.95), s[len(s)-1].Round(100*time.Millisecond))
+}
+
+// repairedCell is the stuck states the guard repaired, with those whose
+// verification a next migration superseded.
+func repairedCell(r soakResult) string {
+	if r.Superseded == 0 {
+		return fmt.Sprint(r.Repaired)
+	}
+	return fmt.Sprintf("%d (%d superseded)", r.Repaired, r.Superseded)
 }

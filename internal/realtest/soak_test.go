@@ -123,6 +123,7 @@ type soakResult struct {
 	TwoActive                         int             // two active engines seen, however briefly
 	Stuck                             int             // of those, Longhorn's controller logged the BUG error
 	Repaired                          int             // stuck states the guard repaired
+	Superseded                        int             // of those, the volume moved on before the repair's verification
 	StuckTimes                        []time.Duration // from a stuck state's start to its end
 	RepairTimes                       []time.Duration // from a stuck state's start to the verified repair
 	Wiped, ActiveDeleted, DataLost    int
@@ -513,11 +514,11 @@ func (s *soak) check(when string) {
 
 // The guard's stdout lines (after its timestamp): `kind.longhorn.io "name"
 // verb` for a write (fix's kubectl-style line, nothing after the verb), and
-// `volume.longhorn.io "name" repaired: detail` for a verified repair. Its
-// other lines (`changed: ...`, findings) report what it saw.
+// `volume.longhorn.io "name" repaired: detail` for a verified repair
+// (`superseded: detail` when the volume moved on before it). Its other lines (`changed: ...`, findings) report what it saw.
 var (
 	guardWrite    = regexp.MustCompile(`^(?:\S+Z )?([a-z]+)\.longhorn\.io "([^"]+)" ([a-z]+)$`)
-	guardRepaired = regexp.MustCompile(`^(?:\S+Z )?volume\.longhorn\.io "([^"]+)" repaired:`)
+	guardRepaired = regexp.MustCompile(`^(?:\S+Z )?volume\.longhorn\.io "([^"]+)" (repaired|superseded):`)
 )
 
 var bugEngines = regexp.MustCompile(`BUG: found the second active engine (\S+) besides (\S+)`)
@@ -545,8 +546,8 @@ func (s *soak) result() soakResult {
 		}
 	}
 	lines := s.guard.stdout.lines()
-	// a stuck state is repaired by the guard's first `repaired` outcome
-	// for its volume after it began
+	// a stuck state is repaired by the guard's first `repaired` (or
+	// `superseded`) outcome for its volume after it began
 	for vol, ivs := range stuck {
 		for _, iv := range ivs {
 			found := false
@@ -557,7 +558,11 @@ func (s *soak) result() soakResult {
 				}
 				found = true
 				res.Repaired++
-				res.RepairTimes = append(res.RepairTimes, l.at.Sub(iv.start))
+				if m[2] == "superseded" {
+					res.Superseded++
+				} else {
+					res.RepairTimes = append(res.RepairTimes, l.at.Sub(iv.start))
+				}
 				break
 			}
 			if !found {
