@@ -229,74 +229,71 @@ func TestGuardWhileVolumesMigrate(t *testing.T) {
 // found it on 1.4.3, docs/soak.md).
 func TestGuardAfterVolumeMovesOn(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-moves-on"
-			hit := longhorn.MustParseVersion(rel).Affected()
-			old := e.stuck(vol)
-			e.waitRepairable(vol)
-			var g *guardRun
-			// Controllers stopped: the guard's write and the request both
-			// reach Longhorn's next sync, so the verification cannot end
-			// as repaired before the volume moves on.
-			e.pausedWhile(func() {
-				g = e.startGuard("--yes", "--settle", "1s", "--timeout", "4m", "--backup-dir", t.TempDir())
-				e.waitFor("the guard's write of "+old, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-					s := testenv.EngineNamed(es, old)
-					return s == nil || s.DeletionTimestamp != nil || !s.Spec.Active
-				})
-				e.requestMigration(vol)
+	testenv.PerRelease(t, releasesOrSkip(t), func(t *testing.T, rel string) {
+		e := newEnv(t, rel)
+		vol := "vol-moves-on"
+		hit := longhorn.MustParseVersion(rel).Affected()
+		old := e.stuck(vol)
+		e.waitRepairable(vol)
+		var g *guardRun
+		// Controllers stopped: the guard's write and the request both
+		// reach Longhorn's next sync, so the verification cannot end
+		// as repaired before the volume moves on.
+		e.pausedWhile(func() {
+			g = e.startGuard("--yes", "--settle", "1s", "--timeout", "4m", "--backup-dir", t.TempDir())
+			e.waitFor("the guard's write of "+old, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				s := testenv.EngineNamed(es, old)
+				return s == nil || s.DeletionTimestamp != nil || !s.Spec.Active
 			})
-			ends := "superseded"
-			if !hit {
-				// A fixed release may finish the confirm before it starts
-				// the migration: verified in that window, or superseded.
-				ends = "superseded|repaired"
-			}
-			// the outcome line (not the watch's `changed:` lines)
-			outcome := regexp.MustCompile(`volume\.longhorn\.io "` + vol + `" (repaired|superseded|timed-out|failed|skipped|refused|inverted|not-attempted):`)
-			var first string
-			e.await("the outcome of the guard's first repair", func() bool {
-				m := outcome.FindStringSubmatch(g.stdout.String())
-				if m != nil {
-					first = m[1]
-				}
-				return m != nil
-			})
-			if !regexp.MustCompile("^(" + ends + ")$").MatchString(first) {
-				t.Fatalf("the guard's first repair ended %s, want %s:\n%s", first, ends, g.stdout.String())
-			}
-			_, es, _ := e.state(vol)
-			keep := testenv.EngineOn(es, nodeB)
-			if keep == nil {
-				t.Fatalf("no engine left on node-b after the guard's repair")
-			}
-			if !hit {
-				e.detach(vol, nodeC)
-				e.waitFor("rolled back to node-b", vol, settled(nodeB))
-				e.assertNoDamage(vol)
-				return
-			}
-			// The next stuck state: the migration to node-c is confirmed
-			// while the delete of the engine on node-b fails once.
-			e.migrationReadyBetween(vol, nodeB, nodeC)
-			if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: keep.Name, Count: 1, Code: 500}); err != nil {
-				t.Fatal(err)
-			}
-			e.detach(vol, nodeB)
-			e.await("the guard repaired the next stuck state", func() bool {
-				return strings.Count(g.stdout.String(), `volume.longhorn.io "`+vol+`" repaired`) == 1
-			})
-			e.waitFor("converged on node-c", vol, settled(nodeC))
-			if code := g.stop(e); code != 0 {
-				t.Errorf("guard exited %d\n--- stderr\n%s", code, g.stderr.String())
-			}
-			if out := g.stdout.String(); !strings.Contains(out, `engine.longhorn.io "`+keep.Name+`" deactivated`) {
-				t.Errorf("the guard did not deactivate %s, the engine left behind by the second confirm:\n%s", keep.Name, out)
-			}
-			e.assertNoDamage(vol)
+			e.requestMigration(vol)
 		})
-	}
+		ends := "superseded"
+		if !hit {
+			// A fixed release may finish the confirm before it starts
+			// the migration: verified in that window, or superseded.
+			ends = "superseded|repaired"
+		}
+		// the outcome line (not the watch's `changed:` lines)
+		outcome := regexp.MustCompile(`volume\.longhorn\.io "` + vol + `" (repaired|superseded|timed-out|failed|skipped|refused|inverted|not-attempted):`)
+		var first string
+		e.await("the outcome of the guard's first repair", func() bool {
+			m := outcome.FindStringSubmatch(g.stdout.String())
+			if m != nil {
+				first = m[1]
+			}
+			return m != nil
+		})
+		if !regexp.MustCompile("^(" + ends + ")$").MatchString(first) {
+			t.Fatalf("the guard's first repair ended %s, want %s:\n%s", first, ends, g.stdout.String())
+		}
+		_, es, _ := e.state(vol)
+		keep := testenv.EngineOn(es, nodeB)
+		if keep == nil {
+			t.Fatalf("no engine left on node-b after the guard's repair")
+		}
+		if !hit {
+			e.detach(vol, nodeC)
+			e.waitFor("rolled back to node-b", vol, settled(nodeB))
+			e.assertNoDamage(vol)
+			return
+		}
+		// The next stuck state: the migration to node-c is confirmed
+		// while the delete of the engine on node-b fails once.
+		e.migrationReadyBetween(vol, nodeB, nodeC)
+		if _, err := e.lh.InjectFault(lhreal.Fault{Verb: "delete", Resource: "engines", Name: keep.Name, Count: 1, Code: 500}); err != nil {
+			t.Fatal(err)
+		}
+		e.detach(vol, nodeB)
+		e.await("the guard repaired the next stuck state", func() bool {
+			return strings.Count(g.stdout.String(), `volume.longhorn.io "`+vol+`" repaired`) == 1
+		})
+		e.waitFor("converged on node-c", vol, settled(nodeC))
+		if code := g.stop(e); code != 0 {
+			t.Errorf("guard exited %d\n--- stderr\n%s", code, g.stderr.String())
+		}
+		if out := g.stdout.String(); !strings.Contains(out, `engine.longhorn.io "`+keep.Name+`" deactivated`) {
+			t.Errorf("the guard did not deactivate %s, the engine left behind by the second confirm:\n%s", keep.Name, out)
+		}
+		e.assertNoDamage(vol)
+	})
 }
