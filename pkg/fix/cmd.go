@@ -78,11 +78,11 @@ watch, and patch or delete on engines: see deploy/README.md.
 
 Exit status:
   0  every selected volume is healthy at the end (repaired, nothing to do, or
-     Longhorn is still finishing a migration, also one that started after the
-     change and before its verification: "superseded"); for --dry-run, the
-     plan can run
-  1  some volume is not repaired: refused, skipped, failed, timed out, or the
-     plan was declined or not confirmed (no terminal and no --yes)
+     Longhorn is still finishing a migration); for --dry-run, the plan can run
+  1  some volume is not repaired: refused, skipped, failed, timed out,
+     superseded (the volume moved on to a new migration before the change
+     could be verified: scan it again), or the plan was declined or not
+     confirmed (no terminal and no --yes)
   2  the cluster could not be read: Longhorn missing, RBAC, unreachable,
      unknown volume, invalid flags
   3  replica flags are inverted after a change: stopped, recover by hand

@@ -27,7 +27,8 @@ const (
 	// ResultSuperseded: acted; before the change could be verified the
 	// volume moved on (a migration started or finished on an engine that
 	// did not exist at the plan), so the state that was repaired is gone.
-	// The volume is Longhorn's again, as in-flight; a new look judges it.
+	// Not verified, so not OK: a new look (scan, or the guard at once)
+	// judges the volume as it is now.
 	ResultSuperseded Result = "superseded"
 	// ResultInverted: replica flags inverted after a change; everything stopped.
 	ResultInverted Result = "inverted"
@@ -46,7 +47,7 @@ const (
 // for a dry run, shows that the real run would act).
 func (r Result) OK() bool {
 	switch r {
-	case ResultHealthy, ResultInFlight, ResultRepaired, ResultChanged, ResultSuperseded, ResultDryRun:
+	case ResultHealthy, ResultInFlight, ResultRepaired, ResultChanged, ResultDryRun:
 		return true
 	}
 	return false

@@ -99,7 +99,7 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 // been replaced and waiting for the planned survivor could block the
 // volume's next repair until --timeout (found by the soak, docs/soak.md).
 // The replica checks of verify run first: a volume that moved on with its
-// flags inverted still stops everything.
+// flags inverted still stops everything. Not a verification: fix exits 1.
 func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	if len(p.Snapshot.Engines) == 0 {
 		return "", false
