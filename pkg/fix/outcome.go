@@ -25,8 +25,9 @@ const (
 	// ResultTimedOut: acted, not verified before --timeout.
 	ResultTimedOut Result = "timed-out"
 	// ResultSuperseded: acted; before the change could be verified the
-	// volume moved on (a migration started or finished on an engine that
-	// did not exist at the plan), so the state that was repaired is gone.
+	// volume moved on (it was detached, or a migration started or finished
+	// on an engine that did not exist at the plan), so the state that was
+	// repaired is gone.
 	// Not verified, so not OK: a new look (scan, or the guard at once)
 	// judges the volume as it is now.
 	ResultSuperseded Result = "superseded"

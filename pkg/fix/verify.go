@@ -93,16 +93,22 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	return verdict{Done: true, Status: status}
 }
 
-// movedOn tells whether the volume has moved on since the plan: an engine
-// exists that the plan's read did not have. On an attached volume Longhorn
-// creates an engine only for a migration, so the state that was repaired has
-// been replaced and waiting for the planned survivor could block the
-// volume's next repair until --timeout (found by the soak, docs/soak.md).
-// The replica checks of verify run first: a volume that moved on with its
-// flags inverted still stops everything. Not a verification: fix exits 1.
+// movedOn tells whether the volume has moved on since the plan: it was
+// detached (spec.nodeID cleared, as a detach request does), or an engine
+// exists that the plan's read did not have (on an attached volume Longhorn
+// creates one only for a migration). Either way the state that was repaired
+// is gone, and waiting for the planned survivor would hold the guard's next
+// repair until --timeout (found by the soak, docs/soak.md). The replica
+// checks of verify run first: a volume that moved on with its flags
+// inverted still stops everything. Not a verification: fix exits 1.
 func movedOn(st *longhorn.State, p Planned) (string, bool) {
-	if len(p.Snapshot.Engines) == 0 {
+	v := volumeNamed(st, p.Volume)
+	if v == nil || len(p.Snapshot.Engines) == 0 {
 		return "", false
+	}
+	if p.Finding != nil && p.Finding.Evidence.NodeID != "" && v.Spec.NodeID == "" {
+		return fmt.Sprintf("the volume was detached before the change could be verified (spec.nodeID was %q at the plan, now empty; volume %s)",
+			p.Finding.Evidence.NodeID, orDash(string(v.Status.State))), true
 	}
 	known := make(map[string]bool, len(p.Snapshot.Engines))
 	for _, e := range p.Snapshot.Engines {
@@ -130,7 +136,6 @@ func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	} else if !keepThere {
 		kept = "the engine kept, " + p.Keep.Name + ", is gone (a migration was confirmed)"
 	}
-	v := volumeNamed(st, p.Volume)
 	return fmt.Sprintf("the volume moved on before the change could be verified: engine %s did not exist when the repair was planned and %s; volume on %q, spec.migrationNodeID %q",
 		strings.Join(fresh, ", "), kept, v.Status.CurrentNodeID, v.Spec.MigrationNodeID), true
 }

@@ -127,6 +127,12 @@ func TestVerifyMovedOn(t *testing.T) {
 			if !moved || !strings.Contains(why, "vol-e-new (on "+testenv.NodeC+")") || !strings.Contains(why, "is still there") {
 				t.Fatalf("migration engine after the repair: moved=%t %q", moved, why)
 			}
+			// A detach after the write: the volume moved on too.
+			det := stateOf(testenv.TwoActiveEngines(version, "vol"))
+			volumeOf(det, "vol").Spec.NodeID = ""
+			if why, moved := movedOn(det, p); !moved || !strings.Contains(why, "detached") {
+				t.Errorf("detached after the repair: moved=%t %q", moved, why)
+			}
 			// The confirm: the kept engine goes.
 			removeEngine(st, p.Keep.Name)
 			if why, moved = movedOn(st, p); !moved || !strings.Contains(why, "is gone") {
