@@ -30,7 +30,7 @@ type verdict struct {
 // migration; every replica on the survivor and active; on 1.5+ a satisfied
 // ticket on the current node; and detect finds nothing left to report.
 func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
-	v := volumeNamed(st, p.Volume)
+	v := st.Volume(p.Volume)
 	if v == nil {
 		return verdict{Status: "the volume is gone"}
 	}
@@ -130,7 +130,7 @@ func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	} else if !keepThere {
 		kept = "the engine kept, " + p.Keep.Name + ", is gone (a migration was confirmed)"
 	}
-	v := volumeNamed(st, p.Volume)
+	v := st.Volume(p.Volume)
 	return fmt.Sprintf("the volume moved on before the change could be verified: engine %s did not exist when the repair was planned and %s; volume on %q, spec.migrationNodeID %q",
 		strings.Join(fresh, ", "), kept, v.Status.CurrentNodeID, v.Spec.MigrationNodeID), true
 }
@@ -221,14 +221,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// volumeNamed is the volume of st called name, nil when it is gone.
-func volumeNamed(st *longhorn.State, name string) *longhorn.Volume {
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == name {
-			return &st.Volumes[i]
-		}
-	}
-	return nil
 }
