@@ -299,10 +299,8 @@ func stuck(vc versionCase, vol string) *scenario {
 }
 
 func findCheck(f Finding, name string) (Check, bool) {
-	for _, c := range f.Preconditions {
-		if c.Name == name {
-			return c, true
-		}
+	if c := f.Check(name); c != nil {
+		return *c, true
 	}
 	return Check{}, false
 }
