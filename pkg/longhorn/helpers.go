@@ -127,25 +127,6 @@ func (n *Node) Schedulable() bool {
 	return true
 }
 
-// EngineProcessNames lists engine process names in any version's field.
-func (im *InstanceManager) EngineProcessNames() []string {
-	if len(im.Status.InstanceEngines) > 0 {
-		return SortedKeys(im.Status.InstanceEngines)
-	}
-	if im.Spec.Type == "replica" {
-		return nil
-	}
-	var out []string
-	for _, n := range SortedKeys(im.Status.Instances) {
-		// ≤1.4 aio managers do not exist; engine managers list only engines,
-		// but a name check keeps replica processes out either way.
-		if strings.Contains(n, "-e-") {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // CSITicketID is the id the CSI driver gives a node's attachment ticket; it
 // equals the storage.k8s.io VolumeAttachment name.
 func CSITicketID(volume, node string) string {
