@@ -106,15 +106,12 @@ func (s *Sim) syncVolumeAttachment(ctx context.Context, vol string) error {
 	s.vaStatus(ctx, va, v)
 
 	if v.Spec != origSpec {
-		spec, _, _ := unstructured.NestedMap(vu.Object, "spec")
-		if spec == nil {
-			spec = map[string]any{}
-		}
-		spec["nodeID"] = v.Spec.NodeID
-		spec["migrationNodeID"] = v.Spec.MigrationNodeID
-		spec["disableFrontend"] = v.Spec.DisableFrontend
-		spec["lastAttachedBy"] = v.Spec.LastAttachedBy
-		_ = unstructured.SetNestedMap(vu.Object, spec, "spec")
+		_ = mergeInto(vu, "spec", map[string]any{
+			"nodeID":          v.Spec.NodeID,
+			"migrationNodeID": v.Spec.MigrationNodeID,
+			"disableFrontend": v.Spec.DisableFrontend,
+			"lastAttachedBy":  v.Spec.LastAttachedBy,
+		})
 		if _, err := s.update(ctx, longhorn.Volumes, vu); err != nil {
 			return err
 		}

@@ -160,10 +160,7 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 		return nil
 	}
 
-	status, _, _ := unstructured.NestedMap(u.Object, "status")
-	if status == nil {
-		status = map[string]any{}
-	}
+	status := nestedMap(u, "status")
 	next := runtime.DeepCopyJSON(status)
 	cur := e.Status.CurrentState
 
@@ -366,10 +363,7 @@ func (s *Sim) syncReplica(ctx context.Context, name string) error {
 		return nil
 	}
 
-	status, _, _ := unstructured.NestedMap(u.Object, "status")
-	if status == nil {
-		status = map[string]any{}
-	}
+	status := nestedMap(u, "status")
 	next := runtime.DeepCopyJSON(status)
 	switch {
 	case r.Spec.DesireState == longhorn.StateRunning && r.Spec.NodeID != "":
@@ -487,10 +481,7 @@ func (s *Sim) syncInstanceManagers(ctx context.Context) error {
 	var firstErr error
 	for i := range ims {
 		u := &ims[i]
-		status, _, _ := unstructured.NestedMap(u.Object, "status")
-		if status == nil {
-			status = map[string]any{}
-		}
+		status := nestedMap(u, "status")
 		next := runtime.DeepCopyJSON(status)
 		node := info[u.GetName()].node
 		next["currentState"] = longhorn.StateRunning

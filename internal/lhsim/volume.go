@@ -154,22 +154,20 @@ func (s *Sim) pickOwner(ctx context.Context, v *longhorn.Volume) string {
 }
 
 func (s *Sim) updateVolumeStatus(ctx context.Context, vu *unstructured.Unstructured, v *longhorn.Volume) error {
-	st, _, _ := unstructured.NestedMap(vu.Object, "status")
-	if st == nil {
-		st = map[string]any{}
+	st := map[string]any{
+		"ownerID":          v.Status.OwnerID,
+		"state":            v.Status.State,
+		"robustness":       v.Status.Robustness,
+		"currentNodeID":    v.Status.CurrentNodeID,
+		"currentImage":     v.Status.CurrentImage,
+		"pendingNodeID":    v.Status.PendingNodeID,
+		"frontendDisabled": v.Status.FrontendDisabled,
 	}
-	st["ownerID"] = v.Status.OwnerID
-	st["state"] = v.Status.State
-	st["robustness"] = v.Status.Robustness
-	st["currentNodeID"] = v.Status.CurrentNodeID
-	st["currentImage"] = v.Status.CurrentImage
-	st["pendingNodeID"] = v.Status.PendingNodeID
-	st["frontendDisabled"] = v.Status.FrontendDisabled
 	if s.b.cmn {
 		st["currentMigrationNodeID"] = v.Status.CurrentMigrationNodeID
 	}
 	u := vu.DeepCopy()
-	if err := unstructured.SetNestedMap(u.Object, st, "status"); err != nil {
+	if err := mergeInto(u, "status", st); err != nil {
 		return err
 	}
 	_, err := s.updateStatus(ctx, longhorn.Volumes, u)
