@@ -145,7 +145,7 @@ func (s *Sim) mutateTickets(vau *unstructured.Unstructured, va *longhorn.VolumeA
 		return false
 	}
 	changed := false
-	for _, id := range sortedKeys(va.Spec.AttachmentTickets) {
+	for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
 		t := va.Spec.AttachmentTickets[id]
 		m, seen := mem[id]
 		gen := t.Generation
@@ -235,7 +235,7 @@ func setAttachmentParameters(p map[string]string, v *longhorn.Volume) {
 
 func tickets(va *longhorn.VolumeAttachment) []longhorn.AttachmentTicket {
 	out := make([]longhorn.AttachmentTicket, 0, len(va.Spec.AttachmentTickets))
-	for _, id := range sortedKeys(va.Spec.AttachmentTickets) {
+	for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
 		out = append(out, va.Spec.AttachmentTickets[id])
 	}
 	return out
