@@ -13,13 +13,18 @@ import (
 // Checks on what a command printed and wrote.
 
 // Contains fails the test (without stopping it) for each sub that text,
-// called what in the message, lacks.
+// called what in the message, lacks, and then logs text once.
 func Contains(t testing.TB, what, text string, subs ...string) {
 	t.Helper()
+	missing := false
 	for _, s := range subs {
 		if !strings.Contains(text, s) {
 			t.Errorf("%s does not contain %q", what, s)
+			missing = true
 		}
+	}
+	if missing {
+		t.Logf("%s:\n%s", what, text)
 	}
 }
 
