@@ -29,18 +29,12 @@ func documentedRoles(t *testing.T) map[string][]rbacv1.PolicyRule {
 	roles := map[string][]rbacv1.PolicyRule{}
 	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(b, -1) {
 		for _, doc := range bytes.Split(m[1], []byte("\n---\n")) {
-			var r struct {
-				Kind     string `json:"kind"`
-				Metadata struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-				Rules []rbacv1.PolicyRule `json:"rules"`
-			}
+			var r rbacv1.Role // a ClusterRole's kind, name and rules read the same
 			if err := yaml.Unmarshal(doc, &r); err != nil {
 				t.Fatalf("docs/rbac.md: %v\n%s", err, doc)
 			}
 			if r.Kind == "Role" || r.Kind == "ClusterRole" {
-				roles[r.Metadata.Name] = r.Rules
+				roles[r.Name] = r.Rules
 			}
 		}
 	}
@@ -234,24 +228,18 @@ func TestDocumentedRolesMatchDeploy(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, doc := range bytes.Split(b, []byte("\n---")) {
-			var r struct {
-				Kind     string `json:"kind"`
-				Metadata struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-				Rules []rbacv1.PolicyRule `json:"rules"`
-			}
+			var r rbacv1.Role // a ClusterRole's kind, name and rules read the same
 			if err := yaml.Unmarshal(doc, &r); err != nil || (r.Kind != "Role" && r.Kind != "ClusterRole") {
 				continue
 			}
-			mine, ok := roles[r.Metadata.Name]
+			mine, ok := roles[r.Name]
 			if !ok {
-				t.Errorf("%s: %s %s is not in docs/rbac.md: document what deploy/ grants", filepath.Base(f), r.Kind, r.Metadata.Name)
+				t.Errorf("%s: %s %s is not in docs/rbac.md: document what deploy/ grants", filepath.Base(f), r.Kind, r.Name)
 				continue
 			}
 			compared++
 			if got, want := grants(r.Rules), grants(mine); !slices.Equal(got, want) {
-				t.Errorf("%s: Role %s grants %v, docs/rbac.md grants %v", filepath.Base(f), r.Metadata.Name, got, want)
+				t.Errorf("%s: Role %s grants %v, docs/rbac.md grants %v", filepath.Base(f), r.Name, got, want)
 			}
 		}
 	}
