@@ -33,11 +33,8 @@ import (
 // describe. Without the permission to create Events the guard warns once
 // and still repairs.
 func TestGuardMetricsAndEvents(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	full := startKubeServer(ctx, t)
+	ctx, full, e := onKubeServer(t)
 	ns := kubeserver.Namespace
-	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "-f", filepath.Join(deployDir, "rbac-guard.yaml")); err != nil {
 		t.Fatalf("kubectl apply -f deploy/rbac-guard.yaml: %v\n%s", err, out)
 	}
@@ -208,11 +205,8 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 // its verification included once Longhorn (the simulator here) has
 // converged after the repair.
 func TestOneShotFixRecordsItsVerification(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	full := startKubeServer(ctx, t)
+	_, full, e := onKubeServer(t)
 	ns := kubeserver.Namespace
-	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	vol := "vol-fixed-once"
 	_, mig := e.produceBug(vol)
 	res := runCmd(t, e.Ctx, full.KubeconfigPath(), "fix", vol, "-n", ns, "--yes", "--backup-dir", t.TempDir())
