@@ -16,13 +16,19 @@ import (
 // stdin only then: a pipe or /dev/null never answers a question, and a
 // script or a Job must say --yes.
 func IsTerminal(in io.Reader) bool {
-	f, ok := in.(*os.File)
-	if !ok {
-		return false
+	_, ok := terminalFd(in)
+	return ok
+}
+
+// terminalFd is the file descriptor of a stream that is a terminal. A
+// character device is not enough: /dev/null is one, and cron, a container
+// or `ssh host cmd </dev/null` would be asked and answer no.
+func terminalFd(stream any) (int, bool) {
+	f, ok := stream.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0, false
 	}
-	// A character device is not enough: /dev/null is one, and cron, a
-	// container or `ssh host cmd </dev/null` would be asked and answer no.
-	return term.IsTerminal(int(f.Fd()))
+	return int(f.Fd()), true
 }
 
 // agrees reports whether an answer line is "y" or "yes" (any case).

@@ -2,7 +2,6 @@ package cmdutil
 
 import (
 	"io"
-	"os"
 	"time"
 
 	"golang.org/x/term"
@@ -11,11 +10,11 @@ import (
 // TerminalWidth is the column count of out when it is a terminal, 0 (no
 // limit) otherwise: a pipe or a file gets whole lines, as kubectl's do.
 func TerminalWidth(out io.Writer) int {
-	f, ok := out.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	fd, ok := terminalFd(out)
+	if !ok {
 		return 0
 	}
-	w, _, err := term.GetSize(int(f.Fd()))
+	w, _, err := term.GetSize(fd)
 	if err != nil || w <= 0 {
 		return 0
 	}
