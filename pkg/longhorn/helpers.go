@@ -17,13 +17,9 @@ func (e *Engine) Deleting() bool { return e.DeletionTimestamp != nil }
 // pending cleanup, not a second active engine.
 func (e *Engine) IsActive() bool { return e.Spec.Active && !e.Deleting() }
 
-// Image returns the engine image whichever field this Longhorn version uses.
-func (e *Engine) ImageName() string {
-	if e.Spec.Image != "" {
-		return e.Spec.Image
-	}
-	return e.Spec.EngineImage
-}
+// ImageName returns the engine image whichever field this Longhorn version
+// uses.
+func (e *Engine) ImageName() string { return image(e.Spec.Image, e.Spec.EngineImage) }
 
 // DataEngineName returns v1 or v2 whichever field this version uses.
 func (e *Engine) DataEngineName() string {
@@ -72,12 +68,7 @@ func (r *Replica) DataPath() string {
 }
 
 // WantedImage returns the image the volume should run.
-func (v *Volume) WantedImage() string {
-	if v.Spec.Image != "" {
-		return v.Spec.Image
-	}
-	return v.Spec.EngineImage
-}
+func (v *Volume) WantedImage() string { return image(v.Spec.Image, v.Spec.EngineImage) }
 
 // DataEngineName returns v1 or v2 whichever field this version uses.
 func (v *Volume) DataEngineName() string {
@@ -156,6 +147,14 @@ func (va *VolumeAttachment) CSITickets() []AttachmentTicket {
 		}
 	}
 	return out
+}
+
+// image is spec.image (1.6+) when set, else spec.engineImage (before).
+func image(image, engineImage string) string {
+	if image != "" {
+		return image
+	}
+	return engineImage
 }
 
 func dataEngine(dataEngine, backendStoreDriver string) string {
