@@ -50,9 +50,7 @@ type env struct {
 // sample, or LHREAL_RELEASES), skipping the test when none can run here.
 func releasesOrSkip(t *testing.T) []string {
 	t.Helper()
-	if skipReason != "" {
-		t.Skip(skipReason)
-	}
+	suite.SkipIfShort(t)
 	rels := lhreal.Releases()
 	if len(rels) == 0 {
 		t.Skip("no Longhorn release selected")
@@ -99,9 +97,6 @@ const envTimeout = 10 * time.Minute
 // newEnvWith is newEnv on other nodes, for longer than envTimeout.
 func newEnvWith(t *testing.T, release string, nodes []string, timeout time.Duration) *env {
 	t.Helper()
-	if err := clusterErr[release]; err != nil {
-		t.Fatalf("Longhorn %s: %v", release, err)
-	}
 	e := newBareEnvWithin(t, release, true, timeout)
 	recordScenario(t, release, true)
 	for _, n := range nodes {
@@ -148,7 +143,7 @@ func newBareEnv(t *testing.T, release string, instanceOnly bool) *env {
 
 func newBareEnvWithin(t *testing.T, release string, instanceOnly bool, timeout time.Duration) *env {
 	t.Helper()
-	c := clusters[release]
+	c := suite.Cluster(t, release)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	ns := testenv.Namespace("real")
