@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 )
 
 // IsTerminal tells whether in is an interactive terminal. Commands read
@@ -18,17 +15,6 @@ import (
 func IsTerminal(in io.Reader) bool {
 	_, ok := terminalFd(in)
 	return ok
-}
-
-// terminalFd is the file descriptor of a stream that is a terminal. A
-// character device is not enough: /dev/null is one, and cron, a container
-// or `ssh host cmd </dev/null` would be asked and answer no.
-func terminalFd(stream any) (int, bool) {
-	f, ok := stream.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0, false
-	}
-	return int(f.Fd()), true
 }
 
 // agrees reports whether an answer line is "y" or "yes" (any case).

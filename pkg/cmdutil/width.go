@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"io"
+	"os"
 	"time"
 
 	"golang.org/x/term"
@@ -19,6 +20,17 @@ func TerminalWidth(out io.Writer) int {
 		return 0
 	}
 	return w
+}
+
+// terminalFd is the file descriptor of a stream that is a terminal. A
+// character device is not enough: /dev/null is one, and cron, a container
+// or `ssh host cmd </dev/null` would be asked and answer no.
+func terminalFd(stream any) (int, bool) {
+	f, ok := stream.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0, false
+	}
+	return int(f.Fd()), true
 }
 
 // Duration prints a duration for a person: whole seconds from a second
