@@ -164,14 +164,16 @@ func build(release string) (string, error) {
 	return out, nil
 }
 
-// helmLabels is the one Helm template action in newer releases' crds.yaml
-// (the file is copied into the chart): the chart's common labels, which
-// matter to nothing here.
-var helmLabels = regexp.MustCompile(`\{\{-? *include "longhorn\.labels" \. \| nindent [0-9]+ *-?\}\}`)
+// helmActions are the Helm template actions in newer releases' crds.yaml
+// (the file is copied into the chart), removed: the chart's common labels
+// (1.9 on), which matter to nothing here, and the namespace of the
+// conversion webhook's Service (1.9.0 only), which is left null and never
+// read, as testcluster rewrites webhook conversion to None.
+var helmActions = regexp.MustCompile(`\{\{-? *include "(longhorn\.labels" \. \| nindent [0-9]+|release_namespace" \.) *-?\}\}`)
 
 // CRDs returns Longhorn's own k8s/crds.yaml of the release, read from the
 // longhorn-manager module in the module cache (the nested module's
-// version), with the Helm labels template of newer releases removed.
+// version), with the Helm template actions of newer releases removed.
 // Install it with testcluster.Options{CRDYAML: ...} or
 // Cluster.InstallCRDYAML.
 func CRDs(release string) ([]byte, error) {
@@ -199,7 +201,7 @@ func CRDs(release string) ([]byte, error) {
 			o.err = err
 			return
 		}
-		o.data = helmLabels.ReplaceAll(data, nil)
+		o.data = helmActions.ReplaceAll(data, nil)
 	})
 	return o.data, o.err
 }
