@@ -29,18 +29,12 @@ func documentedRoles(t *testing.T) map[string][]rbacv1.PolicyRule {
 	roles := map[string][]rbacv1.PolicyRule{}
 	for _, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(b, -1) {
 		for _, doc := range bytes.Split(m[1], []byte("\n---\n")) {
-			var r struct {
-				Kind     string `json:"kind"`
-				Metadata struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-				Rules []rbacv1.PolicyRule `json:"rules"`
-			}
+			var r rbacv1.Role // a ClusterRole's kind, name and rules read the same
 			if err := yaml.Unmarshal(doc, &r); err != nil {
 				t.Fatalf("docs/rbac.md: %v\n%s", err, doc)
 			}
 			if r.Kind == "Role" || r.Kind == "ClusterRole" {
-				roles[r.Metadata.Name] = r.Rules
+				roles[r.Name] = r.Rules
 			}
 		}
 	}
@@ -99,6 +93,16 @@ func concat(rules [][]rbacv1.PolicyRule) []rbacv1.PolicyRule {
 	return out
 }
 
+// refusedWithoutEngines: a missing permission is exit 2 and one error line
+// (docs/rbac.md); here the right to list engines, taken from role.
+func refusedWithoutEngines(ctx context.Context, t *testing.T, role []rbacv1.PolicyRule, command string) {
+	t.Helper()
+	r := kubectlAs(ctx, t, userWith(t, without(role, "engines")), "longhorn-engines", command)
+	if r.Code != 2 || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot list engines.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("%s without engines: want exit 2 and one line \"error: forbidden: cannot list engines.longhorn.io ...\":\n%v", command, r)
+	}
+}
+
 // Each command works for a user holding exactly the Role docs/rbac.md gives
 // it, and the next command's extra rules are really needed.
 func TestDocumentedRBAC(t *testing.T) {
@@ -123,11 +127,7 @@ func TestDocumentedRBAC(t *testing.T) {
 			if r.Code != 1 || !strings.Contains(r.Stdout, strings.TrimPrefix(staleEngine, stuckVolume+"-")) || strings.Contains(strings.ToLower(r.Stderr), "warning") {
 				t.Errorf("scan with the scan Role: want exit 1 (a finding), no warning:\n%v", r)
 			}
-			// A missing permission: exit 2 and one error line (docs/rbac.md).
-			r = kubectlAs(ctx, t, userWith(t, without(scanRole, "engines")), "longhorn-engines", "scan")
-			if r.Code != 2 || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot list engines.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
-				t.Errorf("scan without engines: want exit 2 and one line \"error: forbidden: cannot list engines.longhorn.io ...\":\n%v", r)
-			}
+			refusedWithoutEngines(ctx, t, scanRole, "scan")
 		})
 
 		t.Run("preflight/"+v.version, func(t *testing.T) {
@@ -145,10 +145,7 @@ func TestDocumentedRBAC(t *testing.T) {
 			if r.Code != 2 || !strings.Contains(r.Stdout, stuckVolume) || !strings.HasPrefix(lines[len(lines)-1], "error: could not check orphan engine processes") {
 				t.Errorf("preflight without instancemanagers: want the report, exit 2 and \"error: could not check orphan engine processes ...\":\n%v", r)
 			}
-			r = kubectlAs(ctx, t, userWith(t, without(scanRole, "engines")), "longhorn-engines", "preflight")
-			if r.Code != 2 || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot list engines.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
-				t.Errorf("preflight without engines: want exit 2 and one line \"error: forbidden: cannot list engines.longhorn.io ...\":\n%v", r)
-			}
+			refusedWithoutEngines(ctx, t, scanRole, "preflight")
 		})
 
 		t.Run("fix/"+v.version, func(t *testing.T) {
@@ -231,24 +228,18 @@ func TestDocumentedRolesMatchDeploy(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, doc := range bytes.Split(b, []byte("\n---")) {
-			var r struct {
-				Kind     string `json:"kind"`
-				Metadata struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-				Rules []rbacv1.PolicyRule `json:"rules"`
-			}
+			var r rbacv1.Role // a ClusterRole's kind, name and rules read the same
 			if err := yaml.Unmarshal(doc, &r); err != nil || (r.Kind != "Role" && r.Kind != "ClusterRole") {
 				continue
 			}
-			mine, ok := roles[r.Metadata.Name]
+			mine, ok := roles[r.Name]
 			if !ok {
-				t.Errorf("%s: %s %s is not in docs/rbac.md: document what deploy/ grants", filepath.Base(f), r.Kind, r.Metadata.Name)
+				t.Errorf("%s: %s %s is not in docs/rbac.md: document what deploy/ grants", filepath.Base(f), r.Kind, r.Name)
 				continue
 			}
 			compared++
 			if got, want := grants(r.Rules), grants(mine); !slices.Equal(got, want) {
-				t.Errorf("%s: Role %s grants %v, docs/rbac.md grants %v", filepath.Base(f), r.Metadata.Name, got, want)
+				t.Errorf("%s: Role %s grants %v, docs/rbac.md grants %v", filepath.Base(f), r.Name, got, want)
 			}
 		}
 	}

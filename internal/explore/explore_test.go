@@ -60,7 +60,7 @@ func TestExplore(t *testing.T) {
 	batch := envInt("EXPLORE_BATCH", 24)
 	for _, rel := range selectedReleases() {
 		t.Run(rel, func(t *testing.T) {
-			c := clusterFor(t, rel)
+			c := suite.Cluster(t, rel)
 			start := time.Now()
 			stats := newStats()
 			for first := 0; first < n; first += batch {
@@ -115,7 +115,7 @@ func TestFixtures(t *testing.T) {
 			continue
 		}
 		t.Run(rel, func(t *testing.T) {
-			c := clusterFor(t, rel)
+			c := suite.Cluster(t, rel)
 			cases := make([]Case, len(fs))
 			for i, f := range fs {
 				cases[i] = Case{Name: f.Name(), State: f.State}

@@ -2,6 +2,7 @@ package lhreal
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
@@ -62,4 +63,54 @@ func (s *Servers) Stop() {
 	for _, c := range s.Clusters {
 		c.Stop()
 	}
+}
+
+// Suite is a test package's servers (internal/realtest, internal/explore):
+// its TestMain starts them unless -short, and its tests get theirs from
+// Cluster.
+type Suite struct {
+	skip string
+	srv  *Servers
+}
+
+// Short reports -short: the TestMain then runs its tests without servers,
+// and Cluster and SkipIfShort skip them.
+func (s *Suite) Short() bool {
+	if testing.Short() {
+		s.skip = "-short: builds Longhorn's controllers and starts API servers"
+	}
+	return s.skip != ""
+}
+
+// Start starts a server per release (StartServers).
+func (s *Suite) Start(releases []string, build bool) { s.srv = StartServers(releases, build) }
+
+// Stop stops the servers Start started.
+func (s *Suite) Stop() {
+	if s.srv != nil {
+		s.srv.Stop()
+	}
+}
+
+// SkipIfShort skips t under -short.
+func (s *Suite) SkipIfShort(t testing.TB) {
+	t.Helper()
+	if s.skip != "" {
+		t.Skip(s.skip)
+	}
+}
+
+// Cluster is rel's server. It skips t under -short or when rel was not
+// selected, and fails it when rel's server did not start.
+func (s *Suite) Cluster(t testing.TB, rel string) *testcluster.Cluster {
+	t.Helper()
+	s.SkipIfShort(t)
+	if err := s.srv.Errs[rel]; err != nil {
+		t.Fatalf("Longhorn %s: %v", rel, err)
+	}
+	c := s.srv.Clusters[rel]
+	if c == nil {
+		t.Skipf("Longhorn %s not selected", rel)
+	}
+	return c
 }

@@ -106,15 +106,12 @@ func (s *Sim) syncVolumeAttachment(ctx context.Context, vol string) error {
 	s.vaStatus(ctx, va, v)
 
 	if v.Spec != origSpec {
-		spec, _, _ := unstructured.NestedMap(vu.Object, "spec")
-		if spec == nil {
-			spec = map[string]any{}
-		}
-		spec["nodeID"] = v.Spec.NodeID
-		spec["migrationNodeID"] = v.Spec.MigrationNodeID
-		spec["disableFrontend"] = v.Spec.DisableFrontend
-		spec["lastAttachedBy"] = v.Spec.LastAttachedBy
-		_ = unstructured.SetNestedMap(vu.Object, spec, "spec")
+		_ = mergeInto(vu, "spec", map[string]any{
+			"nodeID":          v.Spec.NodeID,
+			"migrationNodeID": v.Spec.MigrationNodeID,
+			"disableFrontend": v.Spec.DisableFrontend,
+			"lastAttachedBy":  v.Spec.LastAttachedBy,
+		})
 		if _, err := s.update(ctx, longhorn.Volumes, vu); err != nil {
 			return err
 		}
@@ -148,7 +145,7 @@ func (s *Sim) mutateTickets(vau *unstructured.Unstructured, va *longhorn.VolumeA
 		return false
 	}
 	changed := false
-	for _, id := range sortedKeys(va.Spec.AttachmentTickets) {
+	for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
 		t := va.Spec.AttachmentTickets[id]
 		m, seen := mem[id]
 		gen := t.Generation
@@ -238,7 +235,7 @@ func setAttachmentParameters(p map[string]string, v *longhorn.Volume) {
 
 func tickets(va *longhorn.VolumeAttachment) []longhorn.AttachmentTicket {
 	out := make([]longhorn.AttachmentTicket, 0, len(va.Spec.AttachmentTickets))
-	for _, id := range sortedKeys(va.Spec.AttachmentTickets) {
+	for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
 		out = append(out, va.Spec.AttachmentTickets[id])
 	}
 	return out

@@ -160,10 +160,7 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 		return nil
 	}
 
-	status, _, _ := unstructured.NestedMap(u.Object, "status")
-	if status == nil {
-		status = map[string]any{}
-	}
+	status := nestedMap(u, "status")
 	next := runtime.DeepCopyJSON(status)
 	cur := e.Status.CurrentState
 
@@ -287,7 +284,7 @@ func endpointFor(e *longhorn.Engine, vol, ip string) string {
 func (s *Sim) replicaModes(ctx context.Context, e *longhorn.Engine) (map[string]string, int, error) {
 	modes := map[string]string{}
 	rw := 0
-	for _, rName := range sortedKeys(e.Spec.ReplicaAddressMap) {
+	for _, rName := range longhorn.SortedKeys(e.Spec.ReplicaAddressMap) {
 		u, err := s.getU(ctx, longhorn.Replicas, rName)
 		if err != nil && !isNotFound(err) {
 			return nil, 0, err
@@ -303,15 +300,6 @@ func (s *Sim) replicaModes(ctx context.Context, e *longhorn.Engine) (map[string]
 		modes[rName] = mode
 	}
 	return modes, rw, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // dataPath identifies a replica's data directory: node, disk path and
@@ -366,10 +354,7 @@ func (s *Sim) syncReplica(ctx context.Context, name string) error {
 		return nil
 	}
 
-	status, _, _ := unstructured.NestedMap(u.Object, "status")
-	if status == nil {
-		status = map[string]any{}
-	}
+	status := nestedMap(u, "status")
 	next := runtime.DeepCopyJSON(status)
 	switch {
 	case r.Spec.DesireState == longhorn.StateRunning && r.Spec.NodeID != "":
@@ -470,7 +455,7 @@ func (s *Sim) syncInstanceManagers(ctx context.Context) error {
 		if _, ok := info[p.im]; ok {
 			target = p.im
 		} else {
-			for _, n := range sortedKeys(info) {
+			for _, n := range longhorn.SortedKeys(info) {
 				in := info[n]
 				if in.node == p.node && (in.typ == "aio" || in.typ == p.kind) {
 					target = n
@@ -487,10 +472,7 @@ func (s *Sim) syncInstanceManagers(ctx context.Context) error {
 	var firstErr error
 	for i := range ims {
 		u := &ims[i]
-		status, _, _ := unstructured.NestedMap(u.Object, "status")
-		if status == nil {
-			status = map[string]any{}
-		}
+		status := nestedMap(u, "status")
 		next := runtime.DeepCopyJSON(status)
 		node := info[u.GetName()].node
 		next["currentState"] = longhorn.StateRunning

@@ -333,35 +333,49 @@ func strMapToU(m map[string]string) map[string]any {
 	return out
 }
 
+// nestedMap is a copy of u's map at field ("spec", "status"), empty when
+// u has none: what every write of the simulator starts from.
+func nestedMap(u *unstructured.Unstructured, field string) map[string]any {
+	m, _, _ := unstructured.NestedMap(u.Object, field)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m
+}
+
+// mergeInto sets values in u's map at field, keeping the fields the
+// simulator does not manage.
+func mergeInto(u *unstructured.Unstructured, field string, values map[string]any) error {
+	m := nestedMap(u, field)
+	for k, v := range values {
+		m[k] = v
+	}
+	return unstructured.SetNestedMap(u.Object, m, field)
+}
+
 // engineSpecInto writes the engine spec fields the simulator manages into u,
 // plus the longhornnode label Longhorn's datastore writes on every update.
 func engineSpecInto(u *unstructured.Unstructured, e *longhorn.Engine) {
-	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
-	if spec == nil {
-		spec = map[string]any{}
-	}
-	spec["active"] = e.Spec.Active
-	spec["nodeID"] = e.Spec.NodeID
-	spec["desireState"] = e.Spec.DesireState
-	spec["replicaAddressMap"] = strMapToU(e.Spec.ReplicaAddressMap)
-	spec["frontend"] = e.Spec.Frontend
-	spec["disableFrontend"] = e.Spec.DisableFrontend
-	_ = unstructured.SetNestedMap(u.Object, spec, "spec")
+	_ = mergeInto(u, "spec", map[string]any{
+		"active":            e.Spec.Active,
+		"nodeID":            e.Spec.NodeID,
+		"desireState":       e.Spec.DesireState,
+		"replicaAddressMap": strMapToU(e.Spec.ReplicaAddressMap),
+		"frontend":          e.Spec.Frontend,
+		"disableFrontend":   e.Spec.DisableFrontend,
+	})
 	setLabel(u, nodeLabel, e.Spec.NodeID)
 }
 
 func replicaSpecInto(u *unstructured.Unstructured, r *longhorn.Replica) {
-	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
-	if spec == nil {
-		spec = map[string]any{}
-	}
-	spec["active"] = r.Spec.Active
-	spec["engineName"] = r.Spec.EngineName
-	spec["desireState"] = r.Spec.DesireState
-	spec["healthyAt"] = r.Spec.HealthyAt
-	spec["failedAt"] = r.Spec.FailedAt
-	spec["nodeID"] = r.Spec.NodeID
-	_ = unstructured.SetNestedMap(u.Object, spec, "spec")
+	_ = mergeInto(u, "spec", map[string]any{
+		"active":      r.Spec.Active,
+		"engineName":  r.Spec.EngineName,
+		"desireState": r.Spec.DesireState,
+		"healthyAt":   r.Spec.HealthyAt,
+		"failedAt":    r.Spec.FailedAt,
+		"nodeID":      r.Spec.NodeID,
+	})
 }
 
 func setLabel(u *unstructured.Unstructured, k, v string) {

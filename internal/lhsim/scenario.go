@@ -105,10 +105,7 @@ func (s *Sim) setNodeStatus(ctx context.Context, name string, ready, schedulable
 			return map[string]any{"type": typ, "status": st, "reason": reason, "message": msg,
 				"lastTransitionTime": now(), "lastProbeTime": ""}
 		}
-		status, _, _ := unstructured.NestedMap(u.Object, "status")
-		if status == nil {
-			status = map[string]any{}
-		}
+		status := nestedMap(u, "status")
 		status["conditions"] = []any{
 			cond("Ready", ready, "KubernetesNodeNotReady", fmt.Sprintf("Kubernetes node %v not ready", name)),
 			cond("Schedulable", schedulable, "KubernetesNodeCordoned", fmt.Sprintf("Node %v is cordoned", name)),

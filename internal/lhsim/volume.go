@@ -63,7 +63,7 @@ func (s *Sim) syncVolume(ctx context.Context, name string) (err error) {
 	origStatus := v.Status
 	defer func() {
 		var lastErr error
-		for _, n := range sortedKeys(rs) {
+		for _, n := range longhorn.SortedKeys(rs) {
 			if r := rs[n]; r.changed() {
 				if uerr := s.updateReplica(ctx, r); uerr != nil {
 					lastErr = uerr
@@ -72,7 +72,7 @@ func (s *Sim) syncVolume(ctx context.Context, name string) (err error) {
 		}
 		// stop updating if replicas weren't fully updated
 		if lastErr == nil {
-			for _, n := range sortedKeys(es) {
+			for _, n := range longhorn.SortedKeys(es) {
 				if e := es[n]; e.changed() {
 					if uerr := s.updateEngine(ctx, e, es); uerr != nil {
 						lastErr = uerr
@@ -154,22 +154,20 @@ func (s *Sim) pickOwner(ctx context.Context, v *longhorn.Volume) string {
 }
 
 func (s *Sim) updateVolumeStatus(ctx context.Context, vu *unstructured.Unstructured, v *longhorn.Volume) error {
-	st, _, _ := unstructured.NestedMap(vu.Object, "status")
-	if st == nil {
-		st = map[string]any{}
+	st := map[string]any{
+		"ownerID":          v.Status.OwnerID,
+		"state":            v.Status.State,
+		"robustness":       v.Status.Robustness,
+		"currentNodeID":    v.Status.CurrentNodeID,
+		"currentImage":     v.Status.CurrentImage,
+		"pendingNodeID":    v.Status.PendingNodeID,
+		"frontendDisabled": v.Status.FrontendDisabled,
 	}
-	st["ownerID"] = v.Status.OwnerID
-	st["state"] = v.Status.State
-	st["robustness"] = v.Status.Robustness
-	st["currentNodeID"] = v.Status.CurrentNodeID
-	st["currentImage"] = v.Status.CurrentImage
-	st["pendingNodeID"] = v.Status.PendingNodeID
-	st["frontendDisabled"] = v.Status.FrontendDisabled
 	if s.b.cmn {
 		st["currentMigrationNodeID"] = v.Status.CurrentMigrationNodeID
 	}
 	u := vu.DeepCopy()
-	if err := unstructured.SetNestedMap(u.Object, st, "status"); err != nil {
+	if err := mergeInto(u, "status", st); err != nil {
 		return err
 	}
 	_, err := s.updateStatus(ctx, longhorn.Volumes, u)
@@ -211,7 +209,7 @@ func (s *Sim) updateReplica(ctx context.Context, o *replicaObj) error {
 func engList(es map[string]*engineObj, extra *engineObj) []*longhorn.Engine {
 	out := make([]*longhorn.Engine, 0, len(es)+1)
 	seen := false
-	for _, n := range sortedKeys(es) {
+	for _, n := range longhorn.SortedKeys(es) {
 		out = append(out, es[n].e)
 		if extra != nil && n == extra.e.Name {
 			seen = true
@@ -266,7 +264,7 @@ func (s *Sim) isUpgrading(v *longhorn.Volume) bool {
 func (s *Sim) getCurrentEngineAndExtras(v *longhorn.Volume, es map[string]*engineObj) (*engineObj, []*engineObj, error) {
 	var cur *engineObj
 	var extras []*engineObj
-	for _, n := range sortedKeys(es) {
+	for _, n := range longhorn.SortedKeys(es) {
 		e := es[n]
 		if e.e.Spec.Active {
 			if cur != nil {
@@ -300,7 +298,7 @@ func (s *Sim) getNewCurrentEngineAndExtras(v *longhorn.Volume, es map[string]*en
 	var cur *engineObj
 	var extras []*engineObj
 	oldName := ""
-	for _, n := range sortedKeys(es) {
+	for _, n := range longhorn.SortedKeys(es) {
 		e := es[n]
 		if e.e.Spec.Active {
 			oldName = e.e.Name
@@ -359,7 +357,7 @@ func (s *Sim) reconcileEngineReplicaState(v *longhorn.Volume, es map[string]*eng
 		return nil
 	}
 	healthy := 0
-	for _, rName := range sortedKeys(e.Status.ReplicaModeMap) {
+	for _, rName := range longhorn.SortedKeys(e.Status.ReplicaModeMap) {
 		r := rs[rName]
 		if r == nil {
 			continue
@@ -393,7 +391,7 @@ func (s *Sim) reconcileEngineReplicaState(v *longhorn.Volume, es map[string]*eng
 
 // switchActiveReplicas sets spec.active = cond(replica) on every replica.
 func (s *Sim) switchActiveReplicas(v *longhorn.Volume, rs map[string]*replicaObj, cond func(*longhorn.Replica) bool, reason string) {
-	for _, n := range sortedKeys(rs) {
+	for _, n := range longhorn.SortedKeys(rs) {
 		r := rs[n].r
 		if want := cond(r); r.Spec.Active != want {
 			s.log("info", v.Name, fmt.Sprintf("Switch replica %v active state from %v to %v due to %v", r.Name, r.Spec.Active, want, reason))
@@ -494,7 +492,7 @@ func (s *Sim) processMigration(ctx context.Context, vu *unstructured.Unstructure
 				}
 			}
 		}
-		for _, n := range sortedKeys(rs) {
+		for _, n := range longhorn.SortedKeys(rs) {
 			r := rs[n]
 			if r.r.Spec.EngineName == cur.e.Name {
 				continue
@@ -571,7 +569,7 @@ func (s *Sim) prepareMigration(ctx context.Context, vu *unstructured.Unstructure
 
 	currentRs := map[string]*replicaObj{}
 	migRs := map[string]*replicaObj{}
-	for _, n := range sortedKeys(rs) {
+	for _, n := range longhorn.SortedKeys(rs) {
 		r := rs[n]
 		if s.replicaUnavailable(ctx, r.r) {
 			continue
@@ -597,7 +595,7 @@ func (s *Sim) prepareMigration(ctx context.Context, vu *unstructured.Unstructure
 		}
 	}
 	// delete clones without a matching original
-	for _, dp := range sortedKeys(migRs) {
+	for _, dp := range longhorn.SortedKeys(migRs) {
 		r := migRs[dp]
 		old := currentRs[dp]
 		ok := old != nil && r.r.Spec.DesireState == old.r.Spec.DesireState && r.r.DeletionTimestamp == nil &&
@@ -612,7 +610,7 @@ func (s *Sim) prepareMigration(ctx context.Context, vu *unstructured.Unstructure
 		}
 	}
 	// clone the missing ones
-	for _, dp := range sortedKeys(currentRs) {
+	for _, dp := range longhorn.SortedKeys(currentRs) {
 		if migRs[dp] != nil {
 			continue
 		}
@@ -638,7 +636,7 @@ func (s *Sim) prepareMigration(ctx context.Context, vu *unstructured.Unstructure
 	}
 	addrs := map[string]string{}
 	allReady := true
-	for _, dp := range sortedKeys(migRs) {
+	for _, dp := range longhorn.SortedKeys(migRs) {
 		r := migRs[dp]
 		if r.r.Status.CurrentState != longhorn.StateRunning {
 			allReady = false
@@ -814,7 +812,7 @@ func (s *Sim) reconcileVolumeState(ctx context.Context, vu *unstructured.Unstruc
 			return nil
 		}
 		allStopped := true
-		for _, n := range sortedKeys(rs) {
+		for _, n := range longhorn.SortedKeys(rs) {
 			r := rs[n].r
 			if r.Spec.DesireState != longhorn.StateStopped {
 				r.Spec.DesireState = longhorn.StateStopped
@@ -841,7 +839,7 @@ func (s *Sim) reconcileVolumeState(ctx context.Context, vu *unstructured.Unstruc
 	if e.Status.CurrentState != longhorn.StateRunning && e.Status.CurrentState != longhorn.StateUnknown {
 		v.Status.State = longhorn.VolumeStateAttaching
 	}
-	for _, n := range sortedKeys(rs) {
+	for _, n := range longhorn.SortedKeys(rs) {
 		r := rs[n].r
 		if r.Spec.NodeID == "" || r.DeletionTimestamp != nil {
 			continue
@@ -851,7 +849,7 @@ func (s *Sim) reconcileVolumeState(ctx context.Context, vu *unstructured.Unstruc
 		}
 	}
 	addrs := map[string]string{}
-	for _, n := range sortedKeys(rs) {
+	for _, n := range longhorn.SortedKeys(rs) {
 		r := rs[n]
 		if r.r.Spec.NodeID == "" || r.r.Spec.EngineName != e.Name || r.r.Spec.FailedAt != "" ||
 			r.r.Status.CurrentState == longhorn.StateError {
@@ -899,7 +897,7 @@ func (s *Sim) cleanupReplicas(ctx context.Context, v *longhorn.Volume, es map[st
 	if s.isUpgrading(v) {
 		return nil
 	}
-	for _, n := range sortedKeys(rs) {
+	for _, n := range longhorn.SortedKeys(rs) {
 		r := rs[n]
 		if r.r.Spec.Active || r.r.DeletionTimestamp != nil {
 			continue
@@ -1098,14 +1096,14 @@ func (s *Sim) deleteVolume(ctx context.Context, vu *unstructured.Unstructured, v
 		}
 		s.vlog("info", v, "Deleting volume "+v.Name)
 	}
-	for _, n := range sortedKeys(es) {
+	for _, n := range longhorn.SortedKeys(es) {
 		if es[n].e.DeletionTimestamp == nil {
 			if err := s.del(ctx, longhorn.Engines, n); err != nil && !isNotFound(err) {
 				return err
 			}
 		}
 	}
-	for _, n := range sortedKeys(rs) {
+	for _, n := range longhorn.SortedKeys(rs) {
 		if rs[n].r.DeletionTimestamp == nil {
 			if err := s.del(ctx, longhorn.Replicas, n); err != nil && !isNotFound(err) {
 				return err

@@ -245,9 +245,6 @@ func fmtState(s endState) string {
 // release's API server (Longhorn's CRDs). Its seed fault is lhsim's.
 func newSimEnv(t *testing.T, release string) *env {
 	t.Helper()
-	if err := clusterErr[release]; err != nil {
-		t.Fatalf("Longhorn %s: %v", release, err)
-	}
 	e := newBareEnv(t, release, false)
 	recordScenario(t, release, false)
 	for _, n := range []string{nodeA, nodeB, nodeC} {

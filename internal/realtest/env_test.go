@@ -50,15 +50,41 @@ type env struct {
 // sample, or LHREAL_RELEASES), skipping the test when none can run here.
 func releasesOrSkip(t *testing.T) []string {
 	t.Helper()
-	if skipReason != "" {
-		t.Skip(skipReason)
-	}
+	suite.SkipIfShort(t)
 	rels := lhreal.Releases()
 	if len(rels) == 0 {
 		t.Skip("no Longhorn release selected")
 	}
 	return rels
 }
+
+// onEachRelease runs body on a fresh env of each selected release that on
+// accepts (every one when on is nil), each a parallel subtest named after
+// its release.
+func onEachRelease(t *testing.T, on func(rel string) bool, body func(t *testing.T, e *env, rel string)) {
+	t.Helper()
+	var rels []string
+	for _, rel := range releasesOrSkip(t) {
+		if on == nil || on(rel) {
+			rels = append(rels, rel)
+		}
+	}
+	testenv.PerRelease(t, rels, func(t *testing.T, rel string) { body(t, newEnv(t, rel), rel) })
+}
+
+// forEachConfirmingRelease runs a scenario on each release in parallel, in
+// an env of its own, skipping the releases a confirm is not proven on; it
+// marks t parallel itself.
+func forEachConfirmingRelease(t *testing.T, run func(t *testing.T, e *env, rel string)) {
+	t.Parallel()
+	testenv.PerRelease(t, releasesOrSkip(t), func(t *testing.T, rel string) {
+		skipUnprovenConfirm(t, rel)
+		run(t, newEnv(t, rel), rel)
+	})
+}
+
+func affectedRelease(rel string) bool { return longhorn.MustParseVersion(rel).Affected() }
+func fixedRelease(rel string) bool    { return !affectedRelease(rel) }
 
 func newEnv(t *testing.T, release string) *env {
 	t.Helper()
@@ -71,9 +97,6 @@ const envTimeout = 10 * time.Minute
 // newEnvWith is newEnv on other nodes, for longer than envTimeout.
 func newEnvWith(t *testing.T, release string, nodes []string, timeout time.Duration) *env {
 	t.Helper()
-	if err := clusterErr[release]; err != nil {
-		t.Fatalf("Longhorn %s: %v", release, err)
-	}
 	e := newBareEnvWithin(t, release, true, timeout)
 	recordScenario(t, release, true)
 	for _, n := range nodes {
@@ -120,7 +143,7 @@ func newBareEnv(t *testing.T, release string, instanceOnly bool) *env {
 
 func newBareEnvWithin(t *testing.T, release string, instanceOnly bool, timeout time.Duration) *env {
 	t.Helper()
-	c := clusters[release]
+	c := suite.Cluster(t, release)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	ns := testenv.Namespace("real")
@@ -265,15 +288,24 @@ func lastN(l []string, n int) []string {
 // has settled, and fix rightly refuses until it has.
 func (e *env) waitRepairable(vol string) {
 	e.t.Helper()
+	e.scanUntil(vol+" is repairable by fix", vol, func(_, errOut string, code int) bool {
+		return code == 1 && strings.Contains(errOut, "1 repairable by fix")
+	})
+}
+
+// scanUntil polls `scan vol args...` until ok accepts its answer; the last
+// answer is logged when the test fails.
+func (e *env) scanUntil(what, vol string, ok func(out, errOut string, code int) bool, args ...string) {
+	e.t.Helper()
 	var last string
 	e.t.Cleanup(func() {
 		if e.t.Failed() && last != "" {
 			e.t.Logf("last scan of %s: %s", vol, last)
 		}
 	})
-	e.await(vol+" is repairable by fix", func() bool {
-		_, errOut, code := e.plugin("scan", vol)
-		last = fmt.Sprintf("exit %d: %s", code, errOut)
-		return code == 1 && strings.Contains(errOut, "1 repairable by fix")
+	e.await(what, func() bool {
+		out, errOut, code := e.plugin(append([]string{"scan", vol}, args...)...)
+		last = fmt.Sprintf("exit %d: %s%s", code, out, errOut)
+		return ok(out, errOut, code)
 	})
 }

@@ -76,35 +76,20 @@ func TestFamilyStaleMigrationNodeIDLostAnswer(t *testing.T) {
 // scan proposes fix's repair of it.
 func staleCMNProposed(t *testing.T, vol string, body func(t *testing.T, e *env)) {
 	t.Helper()
-	for _, rel := range releasesOrSkip(t) {
-		if !staleCMNRepairProven(rel) {
-			continue
-		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			e.staleMigrationNodeID(vol)
-			e.repairProposed(vol)
-			body(t, e)
-		})
-	}
+	onEachRelease(t, staleCMNRepairProven, func(t *testing.T, e *env, _ string) {
+		e.staleMigrationNodeID(vol)
+		e.repairProposed(vol)
+		body(t, e)
+	})
 }
 
 // repairProposed waits until scan reports vol's stale field with fix's
 // action, and counts it repairable.
 func (e *env) repairProposed(vol string) {
 	e.t.Helper()
-	var last string
-	e.t.Cleanup(func() {
-		if e.t.Failed() && last != "" {
-			e.t.Logf("last scan of %s: %s", vol, last)
-		}
-	})
-	e.await("scan proposes clearing the field", func() bool {
-		out, errOut, code := e.plugin("scan", vol, "-o", "json")
-		last = out + errOut
+	e.scanUntil("scan proposes clearing the field", vol, func(out, _ string, code int) bool {
 		return code == 1 && strings.Contains(out, `"type": "StaleMigrationNodeID"`) && strings.Contains(out, `"action": "clear-migration-node"`)
-	})
+	}, "-o", "json")
 	if _, errOut, code := e.plugin("scan", vol); code != 1 || !strings.Contains(errOut, "1 repairable by fix") {
 		e.t.Errorf("scan: exit %d, want 1 with the volume repairable by fix\n%s", code, errOut)
 	}

@@ -31,40 +31,32 @@ func detached(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) boo
 // then reports nothing.
 func TestFamilyStaleMigrationNodeID(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		ver := longhorn.MustParseVersion(rel)
-		if !ver.HasCurrentMigrationNodeID() {
-			continue
-		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-stale-cmn"
-			e.staleMigrationNodeID(vol)
-			if ver.AtLeast(1, 9, 2) {
-				e.waitFor("Longhorn "+rel+" clears the stale field itself", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
-					return v.Status.CurrentMigrationNodeID == ""
-				})
-				if out, errOut, code := e.plugin("scan", vol); code != 0 {
-					t.Errorf("scan after Longhorn %s cleared the field: exit %d\n%s%s", rel, code, out, errOut)
-				}
-				return
-			}
-			var last string
-			e.await("scan reports StaleMigrationNodeID", func() bool {
-				out, errOut, code := e.plugin("scan", vol, "-o", "json")
-				last = out + errOut
-				return code == 1 && strings.Contains(out, `"type": "StaleMigrationNodeID"`) && strings.Contains(out, `"affectedRelease": true`) &&
-					strings.Contains(out, `--subresource=status`)
+	onEachRelease(t, func(rel string) bool { return longhorn.MustParseVersion(rel).HasCurrentMigrationNodeID() }, func(t *testing.T, e *env, rel string) {
+		vol := "vol-stale-cmn"
+		e.staleMigrationNodeID(vol)
+		if longhorn.MustParseVersion(rel).AtLeast(1, 9, 2) {
+			e.waitFor("Longhorn "+rel+" clears the stale field itself", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+				return v.Status.CurrentMigrationNodeID == ""
 			})
-			v, _, _ := e.state(vol)
-			if v.Status.CurrentMigrationNodeID != nodeB {
-				t.Errorf("Longhorn %s changed status.currentMigrationNodeID to %q; the issue says it keeps it\nlast scan: %s", rel, v.Status.CurrentMigrationNodeID, last)
+			if out, errOut, code := e.plugin("scan", vol); code != 0 {
+				t.Errorf("scan after Longhorn %s cleared the field: exit %d\n%s%s", rel, code, out, errOut)
 			}
-			out, errOut, code := e.plugin("describe", vol)
-			if code != 1 || !strings.Contains(out, "longhorn/longhorn#11479") || !strings.Contains(out, `"currentMigrationNodeID":""`) {
-				t.Errorf("describe: exit %d, want 1 with the issue and the KB's patch\n%s%s", code, out, errOut)
-			}
+			return
+		}
+		var last string
+		e.await("scan reports StaleMigrationNodeID", func() bool {
+			out, errOut, code := e.plugin("scan", vol, "-o", "json")
+			last = out + errOut
+			return code == 1 && strings.Contains(out, `"type": "StaleMigrationNodeID"`) && strings.Contains(out, `"affectedRelease": true`) &&
+				strings.Contains(out, `--subresource=status`)
 		})
-	}
+		v, _, _ := e.state(vol)
+		if v.Status.CurrentMigrationNodeID != nodeB {
+			t.Errorf("Longhorn %s changed status.currentMigrationNodeID to %q; the issue says it keeps it\nlast scan: %s", rel, v.Status.CurrentMigrationNodeID, last)
+		}
+		out, errOut, code := e.plugin("describe", vol)
+		if code != 1 || !strings.Contains(out, "longhorn/longhorn#11479") || !strings.Contains(out, `"currentMigrationNodeID":""`) {
+			t.Errorf("describe: exit %d, want 1 with the issue and the KB's patch\n%s%s", code, out, errOut)
+		}
+	})
 }

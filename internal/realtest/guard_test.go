@@ -174,50 +174,44 @@ func (e *env) writtenByPlugin(vol string) []string {
 // writes the migrating ones, every volume ends settled with no replica
 // deleted while active and nothing wiped, and SIGTERM ends it with exit 0.
 func TestGuardWhileVolumesMigrate(t *testing.T) {
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
-			confirmed, rolledBack, stuck := "vol-confirmed", "vol-rolled-back", "vol-stuck"
-			for _, v := range []string{confirmed, rolledBack} {
-				e.attached(v)
-			}
-			g := e.startGuard("--yes", "--settle", "3s", "--timeout", "90s", "--backup-dir", t.TempDir())
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		confirmed, rolledBack, stuck := "vol-confirmed", "vol-rolled-back", "vol-stuck"
+		for _, v := range []string{confirmed, rolledBack} {
+			e.attached(v)
+		}
+		g := e.startGuard("--yes", "--settle", "3s", "--timeout", "90s", "--backup-dir", t.TempDir())
 
-			e.migrating(confirmed)
-			e.migrating(rolledBack)
-			old := e.stuck(stuck) // the guard sees this one's migration too
-			e.detach(confirmed, nodeA)
-			e.detach(rolledBack, nodeB)
-			e.waitFor("confirmed on node-b", confirmed, settled(nodeB))
-			e.waitFor("rolled back to node-a", rolledBack, settled(nodeA))
-			e.await("the guard repaired "+stuck, func() bool {
-				return strings.Contains(g.stdout.String(), `volume.longhorn.io "`+stuck+`" repaired`)
-			})
-			e.waitFor("converged on node-b", stuck, settled(nodeB))
-
-			if code := g.stop(e); code != 0 {
-				t.Errorf("guard exited %d\n--- stderr\n%s", code, g.stderr.String())
-			}
-			out := g.stdout.String()
-			if !strings.Contains(out, `engine.longhorn.io "`+old+`" deactivated`) {
-				t.Errorf("the guard did not deactivate the stale engine %s:\n%s", old, out)
-			}
-			for _, v := range []string{confirmed, rolledBack} {
-				if w := e.writtenByPlugin(v); len(w) > 0 {
-					t.Errorf("the guard wrote %v of the migrating volume %s", w, v)
-				}
-				if strings.Contains(out, `volume.longhorn.io "`+v+`" repaired`) {
-					t.Errorf("the guard repaired the migrating volume %s", v)
-				}
-			}
-			for _, v := range []string{confirmed, rolledBack, stuck} {
-				e.assertNoDamage(v)
-			}
+		e.migrating(confirmed)
+		e.migrating(rolledBack)
+		old := e.stuck(stuck) // the guard sees this one's migration too
+		e.detach(confirmed, nodeA)
+		e.detach(rolledBack, nodeB)
+		e.waitFor("confirmed on node-b", confirmed, settled(nodeB))
+		e.waitFor("rolled back to node-a", rolledBack, settled(nodeA))
+		e.await("the guard repaired "+stuck, func() bool {
+			return strings.Contains(g.stdout.String(), `volume.longhorn.io "`+stuck+`" repaired`)
 		})
-	}
+		e.waitFor("converged on node-b", stuck, settled(nodeB))
+
+		if code := g.stop(e); code != 0 {
+			t.Errorf("guard exited %d\n--- stderr\n%s", code, g.stderr.String())
+		}
+		out := g.stdout.String()
+		if !strings.Contains(out, `engine.longhorn.io "`+old+`" deactivated`) {
+			t.Errorf("the guard did not deactivate the stale engine %s:\n%s", old, out)
+		}
+		for _, v := range []string{confirmed, rolledBack} {
+			if w := e.writtenByPlugin(v); len(w) > 0 {
+				t.Errorf("the guard wrote %v of the migrating volume %s", w, v)
+			}
+			if strings.Contains(out, `volume.longhorn.io "`+v+`" repaired`) {
+				t.Errorf("the guard repaired the migrating volume %s", v)
+			}
+		}
+		for _, v := range []string{confirmed, rolledBack, stuck} {
+			e.assertNoDamage(v)
+		}
+	})
 }
 
 // TestGuardAfterVolumeMovesOn, on each release's own controllers: a

@@ -14,14 +14,11 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 )
 
 var (
-	pluginBin  string
-	skipReason string
-	clusters   = map[string]*testcluster.Cluster{} // by release
-	clusterErr = map[string]error{}
+	pluginBin string
+	suite     lhreal.Suite
 )
 
 func TestMain(m *testing.M) {
@@ -30,8 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if testing.Short() {
-		skipReason = "-short: builds Longhorn's controllers and starts API servers"
+	if suite.Short() {
 		return m.Run()
 	}
 	tmp, err := os.MkdirTemp("", "lhe-realtest-")
@@ -47,10 +43,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	// One API server per release, with that release's own CRDs.
-	srv := lhreal.StartServers(lhreal.Releases(), true)
-	clusters, clusterErr = srv.Clusters, srv.Errs
+	suite.Start(lhreal.Releases(), true)
 	code := m.Run()
-	srv.Stop()
+	suite.Stop()
 	if err := writeMatrix(); err != nil {
 		fmt.Fprintln(os.Stderr, "realtest: write the support matrix record:", err)
 		return 1

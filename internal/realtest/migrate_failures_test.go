@@ -439,16 +439,3 @@ func confirmedToward(e *env, ver longhorn.Version, vol, node string) bool {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// forEachConfirmingRelease runs a scenario on each release in parallel, in
-// an env of its own, skipping the releases a confirm is not proven on.
-func forEachConfirmingRelease(t *testing.T, run func(t *testing.T, e *env, rel string)) {
-	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			skipUnprovenConfirm(t, rel)
-			run(t, newEnv(t, rel), rel)
-		})
-	}
-}

@@ -300,23 +300,16 @@ func attachedRun(t *testing.T, name, rel, vol string, body func(t *testing.T, e 
 // and names the check.
 func TestMigrateRefusedWhereNotProven(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		if !beyondMigrateProven(rel) {
-			continue
+	onEachRelease(t, beyondMigrateProven, func(t *testing.T, e *env, rel string) {
+		vol := "vol-unproven"
+		e.attached(vol)
+		out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+		expectExit(t, "migrate without --force", migrate.ExitStopped, out, errOut, code)
+		if !strings.Contains(errOut, "release proven for migrations") {
+			t.Errorf("the refusal does not name the check:\n%s", errOut)
 		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-unproven"
-			e.attached(vol)
-			out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-			expectExit(t, "migrate without --force", migrate.ExitStopped, out, errOut, code)
-			if !strings.Contains(errOut, "release proven for migrations") {
-				t.Errorf("the refusal does not name the check:\n%s", errOut)
-			}
-			if v, _, _ := e.state(vol); v.Spec.MigrationNodeID != "" || slices.Contains(e.csiTicketsOn(vol), nodeB) {
-				t.Errorf("a migration was requested although migrate refused")
-			}
-		})
-	}
+		if v, _, _ := e.state(vol); v.Spec.MigrationNodeID != "" || slices.Contains(e.csiTicketsOn(vol), nodeB) {
+			t.Errorf("a migration was requested although migrate refused")
+		}
+	})
 }

@@ -157,23 +157,16 @@ func TestStopAfterEachReplicaWrite(t *testing.T) {
 // while replica auto-balance is on, and writes nothing.
 func TestExtraCleanupRefusedFrom153(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		if longhorn.MustParseVersion(rel).Affected() {
-			continue
-		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			e.setSetting(longhorn.ReplicaAutoBalanceSetting, "best-effort")
-			vol := "vol-balance"
-			e.stuck(vol)
-			e.await("scan names the refusal", func() bool {
-				out, errOut, _ := e.plugin("scan", vol)
-				return strings.Contains(out+errOut, "auto-balance is best-effort")
-			})
-			e.fixRefuses(vol, "replica auto-balance is best-effort")
+	onEachRelease(t, fixedRelease, func(t *testing.T, e *env, rel string) {
+		e.setSetting(longhorn.ReplicaAutoBalanceSetting, "best-effort")
+		vol := "vol-balance"
+		e.stuck(vol)
+		e.await("scan names the refusal", func() bool {
+			out, errOut, _ := e.plugin("scan", vol)
+			return strings.Contains(out+errOut, "auto-balance is best-effort")
 		})
-	}
+		e.fixRefuses(vol, "replica auto-balance is best-effort")
+	})
 }
 
 // TestStopThenNothingOrMigration (F1): after a stop in the middle of the

@@ -161,27 +161,23 @@ func (e *env) seedState(vol string) string {
 // BUG error on an affected release (v1.4.3), one active engine on a fixed one.
 func TestSeedSequence(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-seed"
-			e.seedState(vol)
-			if longhorn.MustParseVersion(rel).Affected() {
-				e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-					return len(es) == 2 && testenv.ActiveCount(es) == 2
-				})
-				if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
-					t.Fatal(err)
-				}
-				return
+	onEachRelease(t, nil, func(t *testing.T, e *env, rel string) {
+		vol := "vol-seed"
+		e.seedState(vol)
+		if affectedRelease(rel) {
+			e.waitFor("two active engines", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				return len(es) == 2 && testenv.ActiveCount(es) == 2
+			})
+			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+				t.Fatal(err)
 			}
-			e.waitFor("one engine on node-b", vol, settled(nodeB))
-			if strings.Contains(e.lh.Logs(), bugLine) {
-				t.Errorf("fixed release %s logged %q", rel, bugLine)
-			}
-		})
-	}
+			return
+		}
+		e.waitFor("one engine on node-b", vol, settled(nodeB))
+		if strings.Contains(e.lh.Logs(), bugLine) {
+			t.Errorf("fixed release %s logged %q", rel, bugLine)
+		}
+	})
 }
 
 // TestFixOnSeedState: fix on the seed's state; Longhorn's own controller
@@ -189,33 +185,27 @@ func TestSeedSequence(t *testing.T) {
 // is wiped, and fix exits 0 only after its verification.
 func TestFixOnSeedState(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		if !longhorn.MustParseVersion(rel).Affected() {
-			continue // nothing to fix on a fixed release
-		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-fix"
-			e.seedState(vol)
-			e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				return len(es) == 2 && testenv.ActiveCount(es) == 2
-			})
-			if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
-				t.Fatal(err)
-			}
-			e.waitRepairable(vol)
-			out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
-			if code != 0 {
-				t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
-			}
-			// fix's own verification passed: the state must already hold
-			v, es, rs := e.state(vol)
-			if !settled(nodeB)(v, es, rs) {
-				t.Errorf("fix exited 0 before Longhorn %s converged:\n%s", rel, lhsim.Describe(v, es, rs))
-			}
-			e.waitFor("converged on node-b", vol, settled(nodeB))
-			e.assertNoDamage(vol)
+	// nothing to fix on a fixed release
+	onEachRelease(t, affectedRelease, func(t *testing.T, e *env, rel string) {
+		vol := "vol-fix"
+		e.seedState(vol)
+		e.waitFor("two active engines", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			return len(es) == 2 && testenv.ActiveCount(es) == 2
 		})
-	}
+		if err := e.lh.WaitLog(e.ctx, bugLine); err != nil {
+			t.Fatal(err)
+		}
+		e.waitRepairable(vol)
+		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+		if code != 0 {
+			t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
+		}
+		// fix's own verification passed: the state must already hold
+		v, es, rs := e.state(vol)
+		if !settled(nodeB)(v, es, rs) {
+			t.Errorf("fix exited 0 before Longhorn %s converged:\n%s", rel, lhsim.Describe(v, es, rs))
+		}
+		e.waitFor("converged on node-b", vol, settled(nodeB))
+		e.assertNoDamage(vol)
+	})
 }

@@ -70,30 +70,24 @@ func (e *env) stuckBeforeUpgrade(vol string) (old, mig string) {
 // replica deleted while active and nothing wiped.
 func TestFixStuckBeforeUpgrade(t *testing.T) {
 	t.Parallel()
-	for _, rel := range releasesOrSkip(t) {
-		if longhorn.MustParseVersion(rel).Affected() {
-			continue // TestFixOnSeedState covers the affected releases
+	// TestFixOnSeedState covers the affected releases
+	onEachRelease(t, fixedRelease, func(t *testing.T, e *env, rel string) {
+		vol := "vol-upgraded"
+		old, mig := e.stuckBeforeUpgrade(vol)
+		e.waitRepairable(vol)
+		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+		if code != 0 {
+			t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
 		}
-		t.Run(rel, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, rel)
-			vol := "vol-upgraded"
-			old, mig := e.stuckBeforeUpgrade(vol)
-			e.waitRepairable(vol)
-			out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
-			if code != 0 {
-				t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
-			}
-			if strings.Contains(out, `"`+mig+`" deactivated`) || !strings.Contains(out, `engine.longhorn.io "`+old+`" deactivated`) {
-				t.Errorf("fix did not deactivate exactly the stale engine %s:\n%s", old, out)
-			}
-			v, es, rs := e.state(vol)
-			if !settled(nodeB)(v, es, rs) {
-				t.Errorf("fix exited 0 before Longhorn %s converged:\n%s", rel, lhsim.Describe(v, es, rs))
-			}
-			e.assertNoDamage(vol)
-		})
-	}
+		if strings.Contains(out, `"`+mig+`" deactivated`) || !strings.Contains(out, `engine.longhorn.io "`+old+`" deactivated`) {
+			t.Errorf("fix did not deactivate exactly the stale engine %s:\n%s", old, out)
+		}
+		v, es, rs := e.state(vol)
+		if !settled(nodeB)(v, es, rs) {
+			t.Errorf("fix exited 0 before Longhorn %s converged:\n%s", rel, lhsim.Describe(v, es, rs))
+		}
+		e.assertNoDamage(vol)
+	})
 }
 
 // assertNoDamage: no replica deleted while active, no directory the

@@ -6,18 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // Checks on what a command printed and wrote.
 
 // Contains fails the test (without stopping it) for each sub that text,
-// called what in the message, lacks.
+// called what in the message, lacks, and then logs text once.
 func Contains(t testing.TB, what, text string, subs ...string) {
 	t.Helper()
+	missing := false
 	for _, s := range subs {
 		if !strings.Contains(text, s) {
 			t.Errorf("%s does not contain %q", what, s)
+			missing = true
 		}
+	}
+	if missing {
+		t.Logf("%s:\n%s", what, text)
 	}
 }
 
@@ -54,19 +61,17 @@ func WriteTemp(t testing.TB, name string, data []byte) string {
 }
 
 // DecodeReport decodes a report a command printed with -o json into T,
-// after checking its apiVersion and kind, or fails the test.
-func DecodeReport[T any](t testing.TB, out, apiVersion, kind string) *T {
+// after checking its apiVersion (cmdutil.ReportAPIVersion) and kind, or
+// fails the test.
+func DecodeReport[T any](t testing.TB, out, kind string) *T {
 	t.Helper()
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
+	var head cmdutil.ReportMeta
 	r := new(T)
 	if err := json.Unmarshal([]byte(out), &head); err != nil {
 		t.Fatalf("-o json is not JSON: %v\n%s", err, out)
 	}
-	if head.APIVersion != apiVersion || head.Kind != kind {
-		t.Fatalf("report header %s/%s, want %s/%s", head.APIVersion, head.Kind, apiVersion, kind)
+	if want := cmdutil.NewReportMeta(kind); head != want {
+		t.Fatalf("report header %s/%s, want %s/%s", head.APIVersion, head.Kind, want.APIVersion, want.Kind)
 	}
 	if err := json.Unmarshal([]byte(out), r); err != nil {
 		t.Fatalf("-o json is not a %s: %v\n%s", kind, err, out)

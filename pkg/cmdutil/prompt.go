@@ -6,23 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 )
 
 // IsTerminal tells whether in is an interactive terminal. Commands read
 // stdin only then: a pipe or /dev/null never answers a question, and a
 // script or a Job must say --yes.
 func IsTerminal(in io.Reader) bool {
-	f, ok := in.(*os.File)
-	if !ok {
-		return false
-	}
-	// A character device is not enough: /dev/null is one, and cron, a
-	// container or `ssh host cmd </dev/null` would be asked and answer no.
-	return term.IsTerminal(int(f.Fd()))
+	_, ok := terminalFd(in)
+	return ok
 }
 
 // agrees reports whether an answer line is "y" or "yes" (any case).

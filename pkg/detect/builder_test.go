@@ -178,31 +178,21 @@ type scenario struct {
 }
 
 func (s *scenario) volume() *longhorn.Volume {
-	for i := range s.st.Volumes {
-		if s.st.Volumes[i].Name == s.vol {
-			return &s.st.Volumes[i]
-		}
+	if v := s.st.Volume(s.vol); v != nil {
+		return v
 	}
 	panic("no volume " + s.vol)
 }
 
 func (s *scenario) engine(name string) *longhorn.Engine {
-	for i := range s.st.Engines {
-		if s.st.Engines[i].Name == name {
-			return &s.st.Engines[i]
-		}
+	if e := longhorn.Named(s.st.Engines, name); e != nil {
+		return e
 	}
 	panic("no engine " + name)
 }
 
 func (s *scenario) replicasOf(engineName string) []*longhorn.Replica {
-	var out []*longhorn.Replica
-	for i := range s.st.Replicas {
-		if s.st.Replicas[i].Spec.EngineName == engineName {
-			out = append(out, &s.st.Replicas[i])
-		}
-	}
-	return out
+	return longhorn.Select(s.st.Replicas, func(r *longhorn.Replica) bool { return r.Spec.EngineName == engineName })
 }
 
 func (s *scenario) setReplicasActive(engineName string, active bool) {
@@ -309,10 +299,8 @@ func stuck(vc versionCase, vol string) *scenario {
 }
 
 func findCheck(f Finding, name string) (Check, bool) {
-	for _, c := range f.Preconditions {
-		if c.Name == name {
-			return c, true
-		}
+	if c := f.Check(name); c != nil {
+		return *c, true
 	}
 	return Check{}, false
 }

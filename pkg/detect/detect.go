@@ -76,11 +76,8 @@ func ClassifyVolume(st *longhorn.State, name string, opts Options) (Finding, boo
 	if opts.PendingThreshold <= 0 {
 		opts.PendingThreshold = DefaultPendingThreshold
 	}
-	idx := newIndex(st)
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == name {
-			return classifyVolume(st, idx, &st.Volumes[i], opts)
-		}
+	if v := st.Volume(name); v != nil {
+		return classifyVolume(st, newIndex(st), v, opts)
 	}
 	return Finding{}, false
 }
@@ -91,18 +88,15 @@ func Describe(st *longhorn.State, name string, opts Options) (ev Evidence, f Fin
 	if opts.PendingThreshold <= 0 {
 		opts.PendingThreshold = DefaultPendingThreshold
 	}
-	idx := newIndex(st)
-	for i := range st.Volumes {
-		v := &st.Volumes[i]
-		if v.Name != name {
-			continue
-		}
-		if f, found := classifyVolume(st, idx, v, opts); found {
-			return f.Evidence, f, true, true
-		}
-		return evidence(st, v, idx.engines[name], idx.replicas[name], idx.vas[name]), Finding{}, false, true
+	v := st.Volume(name)
+	if v == nil {
+		return Evidence{}, Finding{}, false, false
 	}
-	return Evidence{}, Finding{}, false, false
+	idx := newIndex(st)
+	if f, found := classifyVolume(st, idx, v, opts); found {
+		return f.Evidence, f, true, true
+	}
+	return evidence(st, v, idx.engines[name], idx.replicas[name], idx.vas[name]), Finding{}, false, true
 }
 
 // index groups engines, replicas and attachments by volume name once, so a

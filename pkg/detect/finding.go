@@ -113,6 +113,17 @@ type Finding struct {
 	Objects Objects `json:"-"`
 }
 
+// Check is the precondition called name (one of the Check* names), nil
+// when the finding has none of that name.
+func (f *Finding) Check(name string) *Check {
+	for i := range f.Preconditions {
+		if f.Preconditions[i].Name == name {
+			return &f.Preconditions[i]
+		}
+	}
+	return nil
+}
+
 // Refused reports a repairable type whose preconditions failed.
 func (f *Finding) Refused() bool {
 	for _, c := range f.Preconditions {

@@ -44,13 +44,7 @@ func AttachLogs(st *longhorn.State, res *Result, logs map[string]LogEvidence, op
 		}
 		ev := logs[vol]
 		f := Finding{Volume: vol, Type: TypeSyncErrorInLogs, Severity: SeverityWarning, Stale: []string{}, Action: ActionNone}
-		var v *longhorn.Volume
-		for i := range st.Volumes {
-			if st.Volumes[i].Name == vol {
-				v = &st.Volumes[i]
-				break
-			}
-		}
+		v := st.Volume(vol)
 		where := "the volume is not among the objects read (deleted since, or in another namespace)"
 		if v != nil {
 			if idx == nil {

@@ -65,28 +65,11 @@ func (o *Objects) Replica(name string) (ReplicaRef, bool) {
 // which belong to it); zero when st does not hold the volume. For a state
 // read for one volume, where a healthy volume has no finding to carry them.
 func ObjectsOf(st *longhorn.State, name string) Objects {
-	var v *longhorn.Volume
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == name {
-			v = &st.Volumes[i]
-		}
-	}
+	v := st.Volume(name)
 	if v == nil {
 		return Objects{}
 	}
-	var engines []*longhorn.Engine
-	for i := range st.Engines {
-		if longhorn.VolumeOf(&st.Engines[i]) == name {
-			engines = append(engines, &st.Engines[i])
-		}
-	}
-	var replicas []*longhorn.Replica
-	for i := range st.Replicas {
-		if longhorn.VolumeOf(&st.Replicas[i]) == name {
-			replicas = append(replicas, &st.Replicas[i])
-		}
-	}
-	return objectsOf(v, engines, replicas)
+	return objectsOf(v, st.EnginesOf(name), st.ReplicasOf(name))
 }
 
 func objectsOf(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica) Objects {

@@ -494,15 +494,8 @@ func checkResult(t *testing.T, st *longhorn.State, res Result, ctx func() string
 func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Finding, ctx func() string) {
 	t.Helper()
 	engines := map[string]*longhorn.Engine{}
-	for i := range st.Engines {
-		e := &st.Engines[i]
-		vol := e.Spec.VolumeName
-		if vol == "" {
-			vol = e.Labels[longhorn.VolumeLabel]
-		}
-		if vol == v.Name {
-			engines[e.Name] = e
-		}
+	for _, e := range st.EnginesOf(v.Name) {
+		engines[e.Name] = e
 	}
 	// Roles in the evidence match Keep and Stale.
 	for _, ee := range f.Evidence.Engines {
@@ -578,17 +571,7 @@ func checkFinding(t *testing.T, st *longhorn.State, v *longhorn.Volume, f Findin
 	if keep.Spec.NodeID != v.Status.CurrentNodeID || !keep.IsActive() {
 		t.Fatalf("%s: Keep %s on %q active=%t deleting=%t, volume currentNodeID %q: %s", v.Name, keep.Name, keep.Spec.NodeID, keep.Spec.Active, keep.Deleting(), v.Status.CurrentNodeID, ctx())
 	}
-	var replicas []*longhorn.Replica
-	for i := range st.Replicas {
-		r := &st.Replicas[i]
-		vol := r.Spec.VolumeName
-		if vol == "" {
-			vol = r.Labels[longhorn.VolumeLabel]
-		}
-		if vol == v.Name {
-			replicas = append(replicas, r)
-		}
-	}
+	replicas := st.ReplicasOf(v.Name)
 	checkReplicaChanges(t, st, v, f, engines, replicas, ctx)
 	if f.Type == TypeDanglingReplicas {
 		return

@@ -427,10 +427,8 @@ func versionsOfEngines(t *testing.T, ctx context.Context, vol string) map[string
 }
 
 func volOf(st *longhorn.State, name string) *longhorn.Volume {
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == name {
-			return &st.Volumes[i]
-		}
+	if v := st.Volume(name); v != nil {
+		return v
 	}
 	panic(errors.New("no volume " + name))
 }

@@ -20,11 +20,6 @@ import (
 // writes. A write is sent at most once; when its answer is lost, fix reads
 // the engine back and reports (and logs) what the server holds.
 
-func faultProxy(t *testing.T) (*faultproxy.Proxy, string) {
-	t.Helper()
-	return faultproxy.ForTest(t, cluster.RESTConfig())
-}
-
 func runFixVia(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {
 	t.Helper()
 	return runFixViaWith(t, ctx, kubeconfig, fix.Hooks{}, args...)
@@ -39,7 +34,7 @@ func runFixViaWith(t *testing.T, ctx context.Context, kubeconfig string, h fix.H
 }
 
 func TestFixWritesUnderFaults(t *testing.T) {
-	p, kc := faultProxy(t)
+	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	tests := []struct {
 		name    string
 		version string
@@ -119,7 +114,7 @@ func TestFixWritesUnderFaults(t *testing.T) {
 // The reads of the plan and the re-check retry throttling and transient
 // errors; a read that keeps failing stops fix before any write (exit 2).
 func TestFixReadsUnderFaults(t *testing.T) {
-	p, kc := faultProxy(t)
+	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	for _, tc := range []struct {
 		name string
 		rule faultproxy.Rule

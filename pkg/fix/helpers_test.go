@@ -61,33 +61,6 @@ func planOne(t *testing.T, st *longhorn.State, vol string, s Strategy) Planned {
 	return planRead(st, vol, s, 0)
 }
 
-func engineOf(st *longhorn.State, name string) *longhorn.Engine {
-	for i := range st.Engines {
-		if st.Engines[i].Name == name {
-			return &st.Engines[i]
-		}
-	}
-	return nil
-}
-
-func replicaOf(st *longhorn.State, name string) *longhorn.Replica {
-	for i := range st.Replicas {
-		if st.Replicas[i].Name == name {
-			return &st.Replicas[i]
-		}
-	}
-	return nil
-}
-
-func volumeOf(st *longhorn.State, name string) *longhorn.Volume {
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == name {
-			return &st.Volumes[i]
-		}
-	}
-	return nil
-}
-
 func removeEngine(st *longhorn.State, name string) {
 	out := st.Engines[:0]
 	for _, e := range st.Engines {

@@ -146,7 +146,7 @@ func (r *Repairer) clearMigrationNode(ctx context.Context, p Planned, out *Outco
 // detect finds nothing left that needs a person (a detached volume with
 // nothing wrong is not a finding at all).
 func verifyCleared(st *longhorn.State, p Planned, threshold time.Duration) verdict {
-	v := volumeNamed(st, p.Volume)
+	v := st.Volume(p.Volume)
 	if v == nil {
 		return verdict{Status: "the volume is gone"}
 	}

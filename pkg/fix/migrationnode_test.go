@@ -137,7 +137,7 @@ func TestFixStaleMigrationNodeIDConflict(t *testing.T) {
 // The one write's answer is lost: fix never resends it, reads the volume
 // back and says what the server holds.
 func TestFixStaleMigrationNodeIDUnderFaults(t *testing.T) {
-	p, kc := faultProxy(t)
+	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	for _, tc := range []struct {
 		name    string
 		fault   faultproxy.Fault

@@ -23,18 +23,18 @@ func TestChangedSince(t *testing.T) {
 	}{
 		{"unchanged", func(*longhorn.State) {}, ""},
 		{"survivor status moved", func(st *longhorn.State) {
-			e := engineOf(st, keep)
+			e := longhorn.Named(st.Engines, keep)
 			e.ResourceVersion, e.Status.Endpoint = "999", "/dev/longhorn/vol2"
 		}, ""},
-		{"volume resourceVersion", func(st *longhorn.State) { volumeOf(st, "vol").ResourceVersion = "999" }, "the volume changed"},
-		{"volume re-created", func(st *longhorn.State) { volumeOf(st, "vol").UID = "other" }, "re-created"},
+		{"volume resourceVersion", func(st *longhorn.State) { st.Volume("vol").ResourceVersion = "999" }, "the volume changed"},
+		{"volume re-created", func(st *longhorn.State) { st.Volume("vol").UID = "other" }, "re-created"},
 		{"volume gone", func(st *longhorn.State) { st.Volumes = nil }, "gone"},
-		{"stale engine resourceVersion", func(st *longhorn.State) { engineOf(st, stale).ResourceVersion = "999" }, "engine " + stale + " changed"},
-		{"stale engine replaced", func(st *longhorn.State) { engineOf(st, stale).UID = types.UID("new") }, "replaced"},
-		{"stale engine deactivated", func(st *longhorn.State) { engineOf(st, stale).Spec.Active = false }, "engine " + stale + " changed"},
+		{"stale engine resourceVersion", func(st *longhorn.State) { longhorn.Named(st.Engines, stale).ResourceVersion = "999" }, "engine " + stale + " changed"},
+		{"stale engine replaced", func(st *longhorn.State) { longhorn.Named(st.Engines, stale).UID = types.UID("new") }, "replaced"},
+		{"stale engine deactivated", func(st *longhorn.State) { longhorn.Named(st.Engines, stale).Spec.Active = false }, "engine " + stale + " changed"},
 		{"stale engine gone", func(st *longhorn.State) { removeEngine(st, stale) }, "is gone"},
 		{"engine appeared", func(st *longhorn.State) {
-			e := *engineOf(st, stale)
+			e := *longhorn.Named(st.Engines, stale)
 			e.Name, e.UID = "vol-e-extra", "uid-extra"
 			st.Engines = append(st.Engines, e)
 		}, "appeared"},
@@ -42,7 +42,7 @@ func TestChangedSince(t *testing.T) {
 		{"replica gone", func(st *longhorn.State) { st.Replicas = st.Replicas[1:] }, "replica"},
 		{"version upgraded", func(st *longhorn.State) { st.Version = longhorn.MustParseVersion(testenv.L14f) }, "version changed"},
 		{"volume moved", func(st *longhorn.State) {
-			v := volumeOf(st, "vol")
+			v := st.Volume("vol")
 			v.Spec.NodeID, v.Status.CurrentNodeID = testenv.NodeA, testenv.NodeA
 		}, "the engine to keep is now"},
 	}
@@ -72,7 +72,7 @@ func TestChangedSince(t *testing.T) {
 func TestChangedSinceReplans(t *testing.T) {
 	st := stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	planned := planOne(t, st, "vol", StrategyAuto)
-	volumeOf(st, "vol").Spec.MigrationNodeID = testenv.NodeA
+	st.Volume("vol").Spec.MigrationNodeID = testenv.NodeA
 	fresh := planOne(t, st, "vol", StrategyAuto)
 	if got := changedSince(planned, fresh); got == "" {
 		t.Fatal("a migration requested after the plan was not noticed")

@@ -25,7 +25,7 @@ func TestPlanProperties(t *testing.T) {
 		}
 		acted++
 		f := p.Finding
-		v := volumeOf(st, "vol")
+		v := st.Volume("vol")
 		fail := func(msg string) {
 			t.Helper()
 			t.Fatalf("case %d (%s, --strategy=%s): %s\nplan %+v\nfinding %+v", i, version, s, msg, p, f)
@@ -46,7 +46,7 @@ func TestPlanProperties(t *testing.T) {
 			flags[r.Name] = r.Spec.Active && r.Spec.EngineName == p.Keep.Name
 		}
 		for _, w := range p.Replicas {
-			rep := replicaOf(st, w.Name)
+			rep := longhorn.Named(st.Replicas, w.Name)
 			if rep == nil || w.UID != string(rep.UID) || w.ResourceVersion != rep.ResourceVersion || w.Deleting {
 				fail("replica write " + w.Name + " not pinned to the replica as read")
 			}
@@ -79,7 +79,7 @@ func TestPlanProperties(t *testing.T) {
 			fail("volume preconditions do not hold")
 		}
 		for _, e := range p.Stale {
-			eng := engineOf(st, e.Name)
+			eng := longhorn.Named(st.Engines, e.Name)
 			if e.Name == p.Keep.Name || e.UID == p.Keep.UID || eng == nil || !eng.IsActive() || eng.Spec.NodeID == serving || e.ResourceVersion != eng.ResourceVersion {
 				fail("stale engine " + e.Name + " is the survivor, inactive, on the current node or not pinned")
 			}
@@ -90,9 +90,9 @@ func TestPlanProperties(t *testing.T) {
 		case k == 0 || len(p.Stale) == 0:
 			v.ResourceVersion += "1"
 		case k == 1:
-			engineOf(st, p.Stale[rng.IntN(len(p.Stale))].Name).ResourceVersion += "1"
+			longhorn.Named(st.Engines, p.Stale[rng.IntN(len(p.Stale))].Name).ResourceVersion += "1"
 		default:
-			engineOf(st, p.Stale[rng.IntN(len(p.Stale))].Name).UID += "x"
+			longhorn.Named(st.Engines, p.Stale[rng.IntN(len(p.Stale))].Name).UID += "x"
 		}
 		if changedSince(p, planOne(t, st, "vol", s)) == "" {
 			fail("a change after the plan went unnoticed")

@@ -17,7 +17,7 @@ import (
 // it stopped the run with "no engine was changed" and no word of the
 // replica that was.
 func TestFixReplicaWriteAnswerLost(t *testing.T) {
-	p, kc := faultProxy(t)
+	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	for _, tt := range []struct {
 		name    string
 		fault   faultproxy.Fault

@@ -161,7 +161,7 @@ func TestFixBinaryRealSignal(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	p, kc := faultProxy(t)
+	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	p.Add(faultproxy.Rule{Verb: "list", Resource: longhorn.Engines.Plural, Fault: faultproxy.Timeout, Delay: 2 * time.Minute})
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {

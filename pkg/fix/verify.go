@@ -30,7 +30,7 @@ type verdict struct {
 // migration; every replica on the survivor and active; on 1.5+ a satisfied
 // ticket on the current node; and detect finds nothing left to report.
 func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
-	v := volumeNamed(st, p.Volume)
+	v := st.Volume(p.Volume)
 	if v == nil {
 		return verdict{Status: "the volume is gone"}
 	}
@@ -102,7 +102,7 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 // checks of verify run first: a volume that moved on with its flags
 // inverted still stops everything. Not a verification: fix exits 1.
 func movedOn(st *longhorn.State, p Planned) (string, bool) {
-	v := volumeNamed(st, p.Volume)
+	v := st.Volume(p.Volume)
 	if v == nil || len(p.Snapshot.Engines) == 0 {
 		return "", false
 	}
@@ -226,14 +226,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// volumeNamed is the volume of st called name, nil when it is gone.
-func volumeNamed(st *longhorn.State, name string) *longhorn.Volume {
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == name {
-			return &st.Volumes[i]
-		}
-	}
-	return nil
 }

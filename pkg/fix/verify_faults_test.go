@@ -28,7 +28,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 			e := newSim(t, "v1.4.3")
 			vol := "vol-bug"
 			old, mig := e.produceBug(vol)
-			p, kc := faultProxy(t)
+			p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 			for _, verb := range []string{"get", "list"} {
 				p.Add(faultproxy.Rule{Verb: verb, Every: 2, First: 400, Fault: tc.fault})
 			}

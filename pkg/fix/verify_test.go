@@ -28,10 +28,10 @@ func TestVerifyStages(t *testing.T) {
 			check("stuck", false, false)
 			switch p.Action {
 			case detect.ActionDeactivate:
-				engineOf(st, stale).Spec.Active = false
+				longhorn.Named(st.Engines, stale).Spec.Active = false
 				check("deactivated, Longhorn not done", false, false)
 			case detect.ActionDelete:
-				e := engineOf(st, stale)
+				e := longhorn.Named(st.Engines, stale)
 				now := e.CreationTimestamp
 				e.DeletionTimestamp = &now
 				check("deleted, waiting for the finalizer (flags still inverted)", false, false)
@@ -56,7 +56,7 @@ func TestVerifyInvertedAfterDeleteOn14(t *testing.T) {
 	}
 	// While the deleted engine still waits for its finalizer, same verdict.
 	st = stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
-	e := engineOf(st, p.Stale[0].Name)
+	e := longhorn.Named(st.Engines, p.Stale[0].Name)
 	ts := e.CreationTimestamp
 	e.DeletionTimestamp = &ts
 	if v := verify(st, p, detect.DefaultPendingThreshold); !v.Inverted {
@@ -70,7 +70,7 @@ func TestVerifyWrongSurvivor(t *testing.T) {
 	st := stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	p := planOne(t, st, "vol", StrategyAuto)
 	finishConfirm(st, p.Stale[0].Name)
-	v := volumeOf(st, "vol")
+	v := st.Volume("vol")
 	v.Spec.NodeID, v.Status.CurrentNodeID = testenv.NodeA, testenv.NodeA
 	if got := verify(st, p, detect.DefaultPendingThreshold); got.Done {
 		t.Fatalf("verified with the wrong engine left: %s", got.Status)
@@ -129,7 +129,7 @@ func TestVerifyMovedOn(t *testing.T) {
 			}
 			// A detach after the write: the volume moved on too.
 			det := stateOf(testenv.TwoActiveEngines(version, "vol"))
-			volumeOf(det, "vol").Spec.NodeID = ""
+			det.Volume("vol").Spec.NodeID = ""
 			if why, moved := movedOn(det, p); !moved || !strings.Contains(why, "detached") {
 				t.Errorf("detached after the repair: moved=%t %q", moved, why)
 			}

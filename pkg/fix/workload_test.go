@@ -42,7 +42,7 @@ func launcherPod(name, node string) map[string]any {
 // an empty log; before is what the cluster holds.
 func vmVolume(t *testing.T) (p *faultproxy.Proxy, kc string, ctx context.Context, before map[string]string) {
 	t.Helper()
-	p, kc = faultProxy(t)
+	p, kc = faultproxy.ForTest(t, cluster.RESTConfig())
 	ctx = reset(t)
 	o := testenv.TwoActiveEngines(testenv.L14a, "vol-a")
 	o.Volumes[0].Status.KubernetesStatus = longhorn.KubernetesStatus{Namespace: "default", PVCName: "vm1-disk", PVName: "vol-a"}

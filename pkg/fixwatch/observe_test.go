@@ -33,11 +33,8 @@ import (
 // describe. Without the permission to create Events the guard warns once
 // and still repairs.
 func TestGuardMetricsAndEvents(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	full := startKubeServer(ctx, t)
+	ctx, full, e := onKubeServer(t)
 	ns := kubeserver.Namespace
-	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "-f", filepath.Join(deployDir, "rbac-guard.yaml")); err != nil {
 		t.Fatalf("kubectl apply -f deploy/rbac-guard.yaml: %v\n%s", err, out)
 	}
@@ -66,20 +63,12 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 	if len(g.outcomes(vol)) > 0 {
 		t.Fatal("repaired before the first scrape saw the finding: the before/after comparison proves nothing")
 	}
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	before.expect(t, "before the repair", []series{
 		{"volumes", map[string]string{"type": "MultipleActiveEngines"}, 1},
 		{"repairs_total", map[string]string{"outcome": "repaired"}, 0},
 		{"build_info", map[string]string{"longhorn_version": "v1.4.3"}, 1},
 		{"finding_to_repair_seconds_count", nil, 0},
-	} {
-		if v, ok := before.value(c.name, c.labels); !ok || v != c.want {
-			t.Errorf("before the repair: %s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
-		}
-	}
+	})
 	seen, _ := before.value("finding_first_seen_timestamp_seconds", stuck)
 	// The window the guard-down alert reads: the Job's --for 6h from the start.
 	if end, _ := before.value("window_end_timestamp_seconds", nil); math.Abs(end-float64(g.start.Add(6*time.Hour).Unix())) > 60 {
@@ -95,20 +84,12 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 	}
 	e.converged(vol, mig)
 	after := scrapeUntil(t, e.Ctx, addr, "the volume healthy again", func(m scrape) bool { return !m.has("finding_first_seen_timestamp_seconds", stuck) })
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	after.expect(t, "after the repair", []series{
 		{"volumes", map[string]string{"type": "MultipleActiveEngines"}, 0},
 		{"repairs_total", map[string]string{"outcome": "repaired"}, 1},
 		{"repairs_total", map[string]string{"outcome": "failed"}, 0},
 		{"finding_to_repair_seconds_count", nil, 1},
-	} {
-		if v, ok := after.value(c.name, c.labels); !ok || v != c.want {
-			t.Errorf("after the repair: %s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
-		}
-	}
+	})
 	if sum, _ := after.value("finding_to_repair_seconds_sum", nil); sum < longSettle.Seconds() {
 		t.Errorf("finding to repair took %.3fs, less than --settle %s", sum, longSettle)
 	}
@@ -224,11 +205,8 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 // its verification included once Longhorn (the simulator here) has
 // converged after the repair.
 func TestOneShotFixRecordsItsVerification(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	full := startKubeServer(ctx, t)
+	_, full, e := onKubeServer(t)
 	ns := kubeserver.Namespace
-	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	vol := "vol-fixed-once"
 	_, mig := e.produceBug(vol)
 	res := runCmd(t, e.Ctx, full.KubeconfigPath(), "fix", vol, "-n", ns, "--yes", "--backup-dir", t.TempDir())
@@ -276,6 +254,23 @@ type scrape []string
 
 // value is the value of the guard's metric name (without its prefix) in
 // the first series that carries all of labels.
+// series is one metric's wanted value.
+type series struct {
+	name   string
+	labels map[string]string
+	want   float64
+}
+
+// expect fails the test for each of want that s lacks or has another value of.
+func (s scrape) expect(t *testing.T, when string, want []series) {
+	t.Helper()
+	for _, c := range want {
+		if v, ok := s.value(c.name, c.labels); !ok || v != c.want {
+			t.Errorf("%s: %s%v = %v (present %v), want %v", when, c.name, c.labels, v, ok, c.want)
+		}
+	}
+}
+
 func (s scrape) value(name string, labels map[string]string) (float64, bool) {
 	name = "longhorn_engines_guard_" + name
 	for _, line := range s {

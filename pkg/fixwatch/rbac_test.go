@@ -296,12 +296,9 @@ func argDuration(t *testing.T, args []string, flag string) time.Duration {
 // scan without list on engines says so in one line. The deploy/ Roles live
 // in longhorn-system, so these tests share it and do not run in parallel.
 func TestDeployRoles(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	full := startKubeServer(ctx, t)
+	ctx, full, e := onKubeServer(t)
 	ns := kubeserver.Namespace
 	run := userSeq.Add(1)
-	e := &simEnv{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 5*time.Minute, simWait)}
 	guardRules := roleRules(t, "rbac-guard.yaml")
 	scanRules := roleRules(t, "rbac-scan.yaml")
 	user := func(name string, rules []rbacv1.PolicyRule) string {
@@ -479,12 +476,13 @@ func checkWorkloadsClusterRole(t *testing.T, file string, docs map[string][]byte
 
 // startKubeServer starts Kubernetes' own kube-apiserver for one test and
 // stops it when the test ends.
-func startKubeServer(ctx context.Context, t *testing.T) *kubeserver.Server {
+// onKubeServer starts Kubernetes' own API server for the test (core/v1
+// Events and RBAC, which the CRD server lacks) and the simulator of
+// Longhorn 1.4.3 in its namespace, both stopped when the test ends.
+func onKubeServer(t *testing.T) (context.Context, *kubeserver.Server, *simEnv) {
 	t.Helper()
-	full, err := kubeserver.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(full.Stop)
-	return full
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	full := kubeserver.ForTest(ctx, t)
+	return ctx, full, &simEnv{testenv.StartSim(t, full.RESTConfig(), kubeserver.Namespace, "v1.4.3", 5*time.Minute, simWait)}
 }

@@ -1,6 +1,9 @@
 package longhorn
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // PDB is the part of a policy/v1 PodDisruptionBudget the drain view reads:
 // Longhorn keeps one per instance manager, named like it, while the
@@ -22,15 +25,29 @@ func (p *PDB) Holds() bool { return p.DisruptionsAllowed <= 0 }
 
 // ReplicaProcessNames lists replica process names in any version's field.
 func (im *InstanceManager) ReplicaProcessNames() []string {
-	if len(im.Status.InstanceReplicas) > 0 {
-		return SortedKeys(im.Status.InstanceReplicas)
+	return im.processNames(im.Status.InstanceReplicas, "engine", "-r-")
+}
+
+// EngineProcessNames lists engine process names in any version's field.
+func (im *InstanceManager) EngineProcessNames() []string {
+	return im.processNames(im.Status.InstanceEngines, "replica", "-e-")
+}
+
+// processNames reads the per-kind field (1.5+) when set; otherwise, unless
+// the manager is of the other kind (other), the names in the older
+// all-kinds field that carry the kind's infix (-e- or -r-). ≤1.4 aio
+// managers do not exist; engine managers list only engines, but the name
+// check keeps the other kind's processes out either way.
+func (im *InstanceManager) processNames(ofKind map[string]json.RawMessage, other, infix string) []string {
+	if len(ofKind) > 0 {
+		return SortedKeys(ofKind)
 	}
-	if im.Spec.Type == "engine" {
+	if im.Spec.Type == other {
 		return nil
 	}
 	var out []string
 	for _, n := range SortedKeys(im.Status.Instances) {
-		if strings.Contains(n, "-r-") {
+		if strings.Contains(n, infix) {
 			out = append(out, n)
 		}
 	}

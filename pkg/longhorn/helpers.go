@@ -17,13 +17,9 @@ func (e *Engine) Deleting() bool { return e.DeletionTimestamp != nil }
 // pending cleanup, not a second active engine.
 func (e *Engine) IsActive() bool { return e.Spec.Active && !e.Deleting() }
 
-// Image returns the engine image whichever field this Longhorn version uses.
-func (e *Engine) ImageName() string {
-	if e.Spec.Image != "" {
-		return e.Spec.Image
-	}
-	return e.Spec.EngineImage
-}
+// ImageName returns the engine image whichever field this Longhorn version
+// uses.
+func (e *Engine) ImageName() string { return image(e.Spec.Image, e.Spec.EngineImage) }
 
 // DataEngineName returns v1 or v2 whichever field this version uses.
 func (e *Engine) DataEngineName() string {
@@ -72,12 +68,7 @@ func (r *Replica) DataPath() string {
 }
 
 // WantedImage returns the image the volume should run.
-func (v *Volume) WantedImage() string {
-	if v.Spec.Image != "" {
-		return v.Spec.Image
-	}
-	return v.Spec.EngineImage
-}
+func (v *Volume) WantedImage() string { return image(v.Spec.Image, v.Spec.EngineImage) }
 
 // DataEngineName returns v1 or v2 whichever field this version uses.
 func (v *Volume) DataEngineName() string {
@@ -127,25 +118,6 @@ func (n *Node) Schedulable() bool {
 	return true
 }
 
-// EngineProcessNames lists engine process names in any version's field.
-func (im *InstanceManager) EngineProcessNames() []string {
-	if len(im.Status.InstanceEngines) > 0 {
-		return SortedKeys(im.Status.InstanceEngines)
-	}
-	if im.Spec.Type == "replica" {
-		return nil
-	}
-	var out []string
-	for _, n := range SortedKeys(im.Status.Instances) {
-		// ≤1.4 aio managers do not exist; engine managers list only engines,
-		// but a name check keeps replica processes out either way.
-		if strings.Contains(n, "-e-") {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // CSITicketID is the id the CSI driver gives a node's attachment ticket; it
 // equals the storage.k8s.io VolumeAttachment name.
 func CSITicketID(volume, node string) string {
@@ -175,6 +147,14 @@ func (va *VolumeAttachment) CSITickets() []AttachmentTicket {
 		}
 	}
 	return out
+}
+
+// image is spec.image (1.6+) when set, else spec.engineImage (before).
+func image(image, engineImage string) string {
+	if image != "" {
+		return image
+	}
+	return engineImage
 }
 
 func dataEngine(dataEngine, backendStoreDriver string) string {

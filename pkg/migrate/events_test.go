@@ -24,11 +24,7 @@ import (
 func TestFixRecordsEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	full, err := kubeserver.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(full.Stop)
+	full := kubeserver.ForTest(ctx, t)
 	ns := kubeserver.Namespace
 	e := &env{testenv.StartSim(t, full.RESTConfig(), ns, "v1.4.3", 3*time.Minute, waitTimeout)}
 	reasons := func(vol string) map[string]bool {

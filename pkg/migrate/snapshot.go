@@ -56,35 +56,17 @@ func readSnapshot(ctx context.Context, c *readstate.Client, ns, vol string, ver 
 
 // activeEngines are engines with spec.active and no deletionTimestamp.
 func (s *snapshot) activeEngines() []*longhorn.Engine {
-	var out []*longhorn.Engine
-	for i := range s.engines {
-		if s.engines[i].IsActive() {
-			out = append(out, &s.engines[i])
-		}
-	}
-	return out
+	return longhorn.Select(s.engines, (*longhorn.Engine).IsActive)
 }
 
 // enginesOn lists the engines whose spec.nodeID is node.
 func (s *snapshot) enginesOn(node string) []*longhorn.Engine {
-	var out []*longhorn.Engine
-	for i := range s.engines {
-		if s.engines[i].Spec.NodeID == node {
-			out = append(out, &s.engines[i])
-		}
-	}
-	return out
+	return longhorn.Select(s.engines, func(e *longhorn.Engine) bool { return e.Spec.NodeID == node })
 }
 
 // replicasOf lists the replicas serving engine.
 func (s *snapshot) replicasOf(engine string) []*longhorn.Replica {
-	var out []*longhorn.Replica
-	for i := range s.replicas {
-		if s.replicas[i].Spec.EngineName == engine {
-			out = append(out, &s.replicas[i])
-		}
-	}
-	return out
+	return longhorn.Select(s.replicas, func(r *longhorn.Replica) bool { return r.Spec.EngineName == engine })
 }
 
 // csiTicketsOn returns the csi-attacher tickets for node.

@@ -10,11 +10,9 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// Status report identifiers (`migrate status -o json|yaml`).
-const (
-	StatusAPIVersion = "longhorn-engines/v1alpha1"
-	StatusKind       = "MigrationStatus"
-)
+// StatusKind is the kind of `migrate status -o json|yaml`'s report
+// (cmdutil.ReportAPIVersion is its version).
+const StatusKind = "MigrationStatus"
 
 // Phase is where a migration stands.
 type Phase string
@@ -42,8 +40,7 @@ const (
 
 // Status is what `migrate status` prints.
 type Status struct {
-	APIVersion             string                   `json:"apiVersion"`
-	Kind                   string                   `json:"kind"`
+	cmdutil.ReportMeta
 	Namespace              string                   `json:"namespace"`
 	Volume                 string                   `json:"volume"`
 	LonghornVersion        string                   `json:"longhornVersion"`
@@ -91,7 +88,7 @@ func (s *session) runStatus(ctx context.Context) error {
 func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 	v := &snap.volume
 	st := &Status{
-		APIVersion: StatusAPIVersion, Kind: StatusKind, Namespace: s.ns, Volume: v.Name,
+		ReportMeta: cmdutil.NewReportMeta(StatusKind), Namespace: s.ns, Volume: v.Name,
 		LonghornVersion: s.ver.String(), Mechanism: s.drv.mechanism(),
 		NodeID: v.Spec.NodeID, CurrentNodeID: v.Status.CurrentNodeID,
 		MigrationNodeID: v.Spec.MigrationNodeID, CurrentMigrationNodeID: v.Status.CurrentMigrationNodeID,

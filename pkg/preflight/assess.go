@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -29,8 +30,8 @@ type input struct {
 func assess(in input) *Report {
 	st := in.State
 	r := &Report{
-		APIVersion: ReportAPIVersion, Kind: ReportKind,
-		Namespace: st.Namespace, Source: in.Source,
+		ReportMeta: cmdutil.NewReportMeta(ReportKind),
+		Namespace:  st.Namespace, Source: in.Source,
 		Release: assessRelease(st.Version),
 		Nodes:   []NodeVolumes{}, Blockers: []Blocker{}, Unchecked: append([]string{}, in.Unchecked...),
 	}

@@ -63,10 +63,7 @@ Exit status:
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, json or yaml")
 	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Count an old engine waiting for its finalizer as a blocker once it has waited this long")
 	f.IntVar(&o.ChunkSize, "chunk-size", o.ChunkSize, "Objects per LIST page")
-	f.StringVar(&o.Bundle, "bundle", "", "Read a Longhorn support bundle (zip or extracted folder) instead of the cluster")
-	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
-	_ = c.MarkFlagFilename("bundle", "zip")
-	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
+	o.Input.AddFlags(f)
 	cmdutil.EnumCompletion(c, "output", OutputFormats)
 	return c
 }

@@ -35,10 +35,9 @@ type Options struct {
 	Output           string
 	PendingThreshold time.Duration
 	ChunkSize        int
-	// Bundle and Filenames read a support bundle or YAML/JSON files instead
-	// of the cluster, as scan does.
-	Bundle    string
-	Filenames []string
+	// Input reads a support bundle or YAML/JSON files instead of the
+	// cluster, as scan does.
+	readstate.Input
 
 	target    *longhorn.Version
 	namespace string
@@ -73,25 +72,9 @@ func (o *Options) Validate() error {
 		return errors.New("--pending-threshold must be positive")
 	case o.ChunkSize <= 0:
 		return errors.New("--chunk-size must be positive")
-	case o.Bundle != "" && o.Filenames != nil:
-		return errors.New("--bundle and -f/--filename cannot be used together")
 	}
-	if o.Filenames != nil {
-		if len(o.Filenames) == 0 {
-			return errors.New("-f/--filename needs a file name (or - for stdin)")
-		}
-		for _, f := range o.Filenames {
-			if f == "" {
-				return errors.New("-f/--filename needs a file name (or - for stdin)")
-			}
-		}
-	}
-	return nil
+	return o.Input.Validate()
 }
-
-// offline: -f "" leaves Filenames empty, not nil, and must not fall back to
-// the cluster (Validate refuses it).
-func (o *Options) offline() bool { return o.Bundle != "" || o.Filenames != nil }
 
 // Complete parses --to and resolves the namespace and the client (preflight
 // takes no arguments: cobra has refused any).
@@ -104,10 +87,7 @@ func (o *Options) Complete([]string) error {
 		o.target = &v
 	}
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.offline() {
-		return nil
-	}
-	c, err := readstate.Ensure(o.client, o.ConfigFlags)
+	c, err := o.Input.Client(o.client, o.ConfigFlags)
 	o.client = c
 	return err
 }
@@ -156,7 +136,7 @@ func (o *Options) warnf(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+
 // read loads the state live or offline and classifies it as scan does.
 func (o *Options) read(ctx context.Context) (input, error) {
 	dopts := detect.Options{PendingThreshold: o.PendingThreshold}
-	if !o.offline() {
+	if !o.Offline() {
 		lo := readstate.LoadOptions{Namespace: o.namespace, PageSize: o.ChunkSize, Warnf: o.warnf}
 		st, err := readstate.Load(ctx, o.client, lo)
 		if err != nil {
@@ -164,8 +144,7 @@ func (o *Options) read(ctx context.Context) (input, error) {
 		}
 		return input{State: st, Result: detect.Classify(st, dopts), Source: "cluster", Unchecked: orphanCheck(st, "")}, nil
 	}
-	oo := readstate.OfflineOptions{Namespace: explicitNamespace(o.ConfigFlags), Warnf: o.warnf}
-	off, err := readstate.LoadOffline(ctx, o.Bundle, o.Filenames, o.In, oo)
+	off, err := o.Input.Load(ctx, o.In, o.ConfigFlags, readstate.OfflineOptions{Warnf: o.warnf})
 	if err != nil {
 		return input{}, err
 	}
@@ -191,13 +170,4 @@ func orphanCheck(st *longhorn.State, unreliable string) []string {
 		return []string{"orphan engine processes (instance managers not read; " + docs.RBAC + ")"}
 	}
 	return nil
-}
-
-// explicitNamespace is -n when given: offline, an absent -n lets the input
-// decide (longhorn-system if present, else its only Longhorn namespace).
-func explicitNamespace(cf *genericclioptions.ConfigFlags) string {
-	if cf != nil && cf.Namespace != nil {
-		return *cf.Namespace
-	}
-	return ""
 }

@@ -7,22 +7,19 @@
 package preflight
 
 import (
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 )
 
-// Report schema identifiers; docs/preflight.md documents the schema. Bump
-// ReportAPIVersion on incompatible changes.
-const (
-	ReportAPIVersion = "longhorn-engines/v1alpha1"
-	ReportKind       = "PreflightReport"
-)
+// ReportKind is the kind of preflight's report (docs/preflight.md documents
+// the schema; cmdutil.ReportAPIVersion its version).
+const ReportKind = "PreflightReport"
 
 // Report is what `preflight -o json|yaml` prints.
 type Report struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Source     string `json:"source"`
+	cmdutil.ReportMeta
+	Namespace string `json:"namespace"`
+	Source    string `json:"source"`
 	// Verdict is ready, attention or unchecked (exit 0, 1, 2).
 	Verdict Verdict `json:"verdict"`
 	Release Release `json:"release"`

@@ -64,7 +64,7 @@ func (e *env) report(code int, args ...string) *preflight.Report {
 
 func decode(t *testing.T, s string) *preflight.Report {
 	t.Helper()
-	return testenv.DecodeReport[preflight.Report](t, s, preflight.ReportAPIVersion, preflight.ReportKind)
+	return testenv.DecodeReport[preflight.Report](t, s, preflight.ReportKind)
 }
 
 // setWorkload records a KubeVirt VM's pod in the volume's

@@ -111,7 +111,7 @@ func TestWorkloadsServerErrorAndServedPods(t *testing.T) {
 		t.Errorf("warnings: %q", warned)
 	}
 	f, _ := detect.ClassifyVolume(st, "pvc-e", detect.Options{})
-	if ch := checkOf(f, detect.CheckWorkloadOnCurrentNode); ch == nil || ch.OK || !strings.HasPrefix(ch.Failure, "where the workload runs could not be checked: cannot list pods") || f.Action != detect.ActionNone {
+	if ch := f.Check(detect.CheckWorkloadOnCurrentNode); ch == nil || ch.OK || !strings.HasPrefix(ch.Failure, "where the workload runs could not be checked: cannot list pods") || f.Action != detect.ActionNone {
 		t.Errorf("check %+v, action %s", ch, f.Action)
 	}
 
@@ -130,16 +130,7 @@ func TestWorkloadsServerErrorAndServedPods(t *testing.T) {
 		t.Fatalf("workloads: %+v", w)
 	}
 	f, _ = detect.ClassifyVolume(vr.State, "pvc-e", detect.Options{})
-	if ch := checkOf(f, detect.CheckWorkloadOnCurrentNode); ch == nil || ch.Failure != "pod default/app-0 runs on node-a, not on the current node node-b" {
+	if ch := f.Check(detect.CheckWorkloadOnCurrentNode); ch == nil || ch.Failure != "pod default/app-0 runs on node-a, not on the current node node-b" {
 		t.Errorf("check %+v", ch)
 	}
-}
-
-func checkOf(f detect.Finding, name string) *detect.Check {
-	for i := range f.Preconditions {
-		if f.Preconditions[i].Name == name {
-			return &f.Preconditions[i]
-		}
-	}
-	return nil
 }

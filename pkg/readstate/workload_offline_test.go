@@ -80,7 +80,7 @@ func TestBundleWorkloadsPresent(t *testing.T) {
 	if !ok {
 		t.Fatal("no finding")
 	}
-	c := checkNamed(f, detect.CheckWorkloadOnCurrentNode)
+	c := f.Check(detect.CheckWorkloadOnCurrentNode)
 	if c == nil || c.OK || !strings.Contains(c.Failure, "pod default/virt-launcher-vm1-abcde runs on node-a, not on the current node node-b") {
 		t.Errorf("check: %+v", c)
 	}
@@ -101,7 +101,7 @@ func TestBundleWorkloadsAbsent(t *testing.T) {
 	if !ok {
 		t.Fatal("no finding")
 	}
-	c := checkNamed(f, detect.CheckWorkloadOnCurrentNode)
+	c := f.Check(detect.CheckWorkloadOnCurrentNode)
 	if c == nil || !c.OK || !c.NotChecked ||
 		!strings.Contains(c.Detail, "pods of namespace default not in the bundle") ||
 		!strings.Contains(c.Detail, "volumeattachments.storage.k8s.io not in the bundle") {
@@ -146,7 +146,7 @@ func TestFilesWorkloads(t *testing.T) {
 		t.Fatalf("workloads: %+v", wl)
 	}
 	f, _ := detect.ClassifyVolume(off.State, "pvc-stuck", detect.Options{})
-	if c := checkNamed(f, detect.CheckWorkloadOnCurrentNode); c == nil || !c.OK || c.NotChecked {
+	if c := f.Check(detect.CheckWorkloadOnCurrentNode); c == nil || !c.OK || c.NotChecked {
 		t.Errorf("pod and attachment on the current node: %+v", c)
 	}
 
@@ -155,17 +155,8 @@ func TestFilesWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ = detect.ClassifyVolume(off.State, "pvc-stuck", detect.Options{})
-	c := checkNamed(f, detect.CheckWorkloadOnCurrentNode)
+	c := f.Check(detect.CheckWorkloadOnCurrentNode)
 	if c == nil || !c.OK || !c.NotChecked || !strings.Contains(c.Detail, "pods not in the files") {
 		t.Errorf("no pods given: %+v", c)
 	}
-}
-
-func checkNamed(f detect.Finding, name string) *detect.Check {
-	for i := range f.Preconditions {
-		if f.Preconditions[i].Name == name {
-			return &f.Preconditions[i]
-		}
-	}
-	return nil
 }

@@ -67,10 +67,7 @@ Exit status, like 'kubectl diff':
 	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
 	f.IntVar(&o.ChunkSize, "chunk-size", o.ChunkSize, "Objects per LIST page")
 	f.StringVar(&o.Node, "node", "", "Show what holds this node's drain: its instance-manager PodDisruptionBudgets and the processes behind them, with their findings")
-	f.StringVar(&o.Bundle, "bundle", "", "Read a Longhorn support bundle (zip or extracted folder) instead of the cluster")
-	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
-	_ = c.MarkFlagFilename("bundle", "zip")
-	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
+	o.Input.AddFlags(f)
 	cmdutil.EnumCompletion(c, "output", OutputFormats)
 	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c

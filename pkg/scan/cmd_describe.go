@@ -43,10 +43,7 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
 	f := c.Flags()
 	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
-	f.StringVar(&o.Bundle, "bundle", "", "Read a Longhorn support bundle (zip or extracted folder) instead of the cluster")
-	f.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Read Longhorn objects from YAML/JSON files or folders instead of the cluster (repeatable; - reads stdin)")
-	_ = c.MarkFlagFilename("bundle", "zip")
-	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
+	o.Input.AddFlags(f)
 	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
 }

@@ -19,7 +19,7 @@ import (
 // volume's Events after its block, as kubectl describe does: those of
 // Longhorn's controllers and of this plugin (fix and the guard).
 func (o *Options) describeAll(ctx context.Context, st *longhorn.State, res detect.Result, p cmdutil.Painter) error {
-	if o.offline() || o.client == nil || ctx == nil {
+	if o.Offline() || o.client == nil || ctx == nil {
 		return Describe(o.Out, st, res, o.Volumes, p, cmdutil.TerminalWidth(o.Out))
 	}
 	for i, name := range o.Volumes {

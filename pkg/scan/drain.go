@@ -84,10 +84,9 @@ func knownNode(st *longhorn.State, node string) bool {
 
 // nodeDrainReport is `scan --node NODE -o json`.
 type nodeDrainReport struct {
-	APIVersion string           `json:"apiVersion"`
-	Kind       string           `json:"kind"`
-	Namespace  string           `json:"namespace"`
-	Node       detect.NodeDrain `json:"node"`
+	cmdutil.ReportMeta
+	Namespace string           `json:"namespace"`
+	Node      detect.NodeDrain `json:"node"`
 	// Findings are the findings of the volumes with a process on the node.
 	Findings []detect.Finding `json:"findings"`
 }
@@ -118,7 +117,7 @@ func (o *Options) printNode(st *longhorn.State, res detect.Result) error {
 		if findings == nil {
 			findings = []detect.Finding{}
 		}
-		if err := cmdutil.PrintJSON(o.Out, nodeDrainReport{APIVersion: ReportAPIVersion, Kind: "NodeDrainReport", Namespace: st.Namespace, Node: n, Findings: findings}); err != nil {
+		if err := cmdutil.PrintJSON(o.Out, nodeDrainReport{ReportMeta: cmdutil.NewReportMeta("NodeDrainReport"), Namespace: st.Namespace, Node: n, Findings: findings}); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 		}
 	default:

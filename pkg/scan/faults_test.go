@@ -15,17 +15,12 @@ import (
 // are retried and the report is the one a healthy server gives; what
 // cannot be read ends in one error line, exit 2 and no report.
 
-func startFaultProxy(t *testing.T) (*faultproxy.Proxy, string) {
-	t.Helper()
-	return faultproxy.ForTest(t, cluster.RESTConfig())
-}
-
 func TestScanUnderFaults(t *testing.T) {
 	ctx := reset(t)
 	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.TwoActiveEngines("v1.4.3", "vol-a"))); err != nil {
 		t.Fatal(err)
 	}
-	p, kc := startFaultProxy(t)
+	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	recovers := []struct {
 		name string
 		rule faultproxy.Rule

@@ -1,7 +1,6 @@
 package scan_test
 
 import (
-	"flag"
 	"regexp"
 	"testing"
 
@@ -9,23 +8,13 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
 // Times and ages come from the API server's clock; everything else in the
 // output is fixed by the fixtures.
-var (
-	timestamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
-	age       = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s|m\d+s)\b`)
-)
-
-func normalise(s string) string {
-	s = timestamp.ReplaceAllString(s, "<time>")
-	return age.ReplaceAllString(s, "<age>")
-}
+var timestamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	testenv.Golden(t, name, normalise(got), *update)
+	testenv.Golden(t, name, testenv.Ages(timestamp.ReplaceAllString(got, "<time>")))
 }
 
 func TestGoldenOutputs(t *testing.T) {

@@ -2,12 +2,9 @@ package scan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
-
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -19,32 +16,12 @@ import (
 // yields, so detection, the report and the exit codes are the same; the
 // bundle's manager logs add evidence after classification.
 
-// offline reports whether the scan reads a bundle or files, not the cluster.
-// Filenames is nil unless -f was given: `-f ""` leaves it empty, not nil,
-// and must not fall back to the cluster.
-func (o *Options) offline() bool { return o.Bundle != "" || o.Filenames != nil }
-
-func (o *Options) validateOffline() error {
-	if o.Bundle != "" && o.Filenames != nil {
-		return errors.New("--bundle and -f/--filename cannot be used together")
-	}
-	if o.Filenames != nil && len(o.Filenames) == 0 {
-		return errors.New("-f/--filename needs a file name (or - for stdin)")
-	}
-	for _, f := range o.Filenames {
-		if f == "" {
-			return errors.New("-f/--filename needs a file name (or - for stdin)")
-		}
-	}
-	return nil
-}
-
 func (o *Options) runOffline(ctx context.Context) error {
 	warnf := func(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) }
 	oo := readstate.OfflineOptions{
-		Namespace: explicitNamespace(o.ConfigFlags), Volumes: o.Volumes, Selector: o.Selector, Warnf: warnf,
+		Volumes: o.Volumes, Selector: o.Selector, Warnf: warnf,
 	}
-	off, err := readstate.LoadOffline(ctx, o.Bundle, o.Filenames, o.In, oo)
+	off, err := o.Input.Load(ctx, o.In, o.ConfigFlags, oo)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
@@ -58,15 +35,6 @@ func (o *Options) runOffline(ctx context.Context) error {
 	res := detect.Classify(st, dopts)
 	detect.AttachLogs(st, &res, logEvidence(off, oo.Partial()), dopts)
 	return o.print(st, res, off.Source, off.Incomplete)
-}
-
-// explicitNamespace is -n when given: offline, an absent -n lets the input
-// decide (longhorn-system if present, else its only Longhorn namespace).
-func explicitNamespace(cf *genericclioptions.ConfigFlags) string {
-	if cf != nil && cf.Namespace != nil {
-		return *cf.Namespace
-	}
-	return ""
 }
 
 // logEvidence converts the loader's evidence; with a volume selection only

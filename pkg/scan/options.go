@@ -29,10 +29,9 @@ type Options struct {
 	Color            string
 	PendingThreshold time.Duration
 	ChunkSize        int
-	// Bundle and Filenames read a support bundle or YAML/JSON files
-	// instead of the cluster (offline.go).
-	Bundle    string
-	Filenames []string
+	// Input reads a support bundle or YAML/JSON files instead of the
+	// cluster (offline.go).
+	readstate.Input
 	// Describe prints a block per named volume instead of the table
 	// (`describe`); it needs at least one volume.
 	Describe bool
@@ -61,10 +60,7 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 func (o *Options) Complete(args []string) error {
 	o.Volumes = args
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
-	if o.offline() {
-		return nil
-	}
-	c, err := readstate.Ensure(o.client, o.ConfigFlags)
+	c, err := o.Input.Client(o.client, o.ConfigFlags)
 	o.client = c
 	return err
 }
@@ -74,7 +70,7 @@ func (o *Options) Validate() error {
 	if err := ValidateOutput(o.Output); err != nil {
 		return err
 	}
-	if err := o.validateOffline(); err != nil {
+	if err := o.Input.Validate(); err != nil {
 		return err
 	}
 	if o.Node != "" && (len(o.Volumes) > 0 || o.Selector != "" || (o.Output != "table" && o.Output != "json")) {
@@ -115,7 +111,7 @@ func ValidateOutput(format string) error {
 // Run scans and prints. The returned error carries the exit code: 1 when a
 // finding needs attention, 2 when the cluster could not be checked.
 func (o *Options) Run(ctx context.Context) error {
-	if o.offline() {
+	if o.Offline() {
 		return o.runOffline(ctx)
 	}
 	lo := readstate.LoadOptions{

@@ -3,21 +3,18 @@
 package scan
 
 import (
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// Report schema identifiers; bump ReportAPIVersion on incompatible changes
-// (docs/scan-report.md documents the schema).
-const (
-	ReportAPIVersion = "longhorn-engines/v1alpha1"
-	ReportKind       = "ScanReport"
-)
+// ReportKind is the kind of scan's report (docs/scan-report.md documents
+// the schema; cmdutil.ReportAPIVersion its version).
+const ReportKind = "ScanReport"
 
 // Report is what `scan -o json|yaml` prints.
 type Report struct {
-	APIVersion      string           `json:"apiVersion"`
-	Kind            string           `json:"kind"`
+	cmdutil.ReportMeta
 	Namespace       string           `json:"namespace"`
 	Source          string           `json:"source"`
 	LonghornVersion string           `json:"longhornVersion"`
@@ -47,8 +44,7 @@ type Summary struct {
 // NewReport wraps a detection result.
 func NewReport(st *longhorn.State, res detect.Result, source string) *Report {
 	r := &Report{
-		APIVersion:      ReportAPIVersion,
-		Kind:            ReportKind,
+		ReportMeta:      cmdutil.NewReportMeta(ReportKind),
 		Namespace:       st.Namespace,
 		Source:          source,
 		LonghornVersion: st.Version.String(),

@@ -107,7 +107,7 @@ func TestScanClassifiesEveryScenarioOnEveryGeneration(t *testing.T) {
 
 func decode(t *testing.T, out string) *scan.Report {
 	t.Helper()
-	return testenv.DecodeReport[scan.Report](t, out, scan.ReportAPIVersion, scan.ReportKind)
+	return testenv.DecodeReport[scan.Report](t, out, scan.ReportKind)
 }
 
 func TestScanHealthyClusterExitsZero(t *testing.T) {
