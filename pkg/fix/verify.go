@@ -108,7 +108,7 @@ func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	}
 	if p.Finding != nil && p.Finding.Evidence.NodeID != "" && v.Spec.NodeID == "" {
 		return fmt.Sprintf("the volume was detached before the change could be verified (spec.nodeID was %q at the plan, now empty; volume %s)",
-			p.Finding.Evidence.NodeID, orDash(string(v.Status.State))), true
+			p.Finding.Evidence.NodeID, orDash(v.Status.State)), true
 	}
 	known := make(map[string]bool, len(p.Snapshot.Engines))
 	for _, e := range p.Snapshot.Engines {
