@@ -34,18 +34,7 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	if v == nil {
 		return verdict{Status: "the volume is gone"}
 	}
-	var engines []*longhorn.Engine
-	for i := range st.Engines {
-		if longhorn.VolumeOf(&st.Engines[i]) == p.Volume {
-			engines = append(engines, &st.Engines[i])
-		}
-	}
-	var replicas []*longhorn.Replica
-	for i := range st.Replicas {
-		if longhorn.VolumeOf(&st.Replicas[i]) == p.Volume {
-			replicas = append(replicas, &st.Replicas[i])
-		}
-	}
+	engines, replicas := st.EnginesOf(p.Volume), st.ReplicasOf(p.Volume)
 	status := describe(v, engines, replicas, p.Keep.Name)
 
 	f, found := detect.ClassifyVolume(st, p.Volume, detect.Options{PendingThreshold: threshold, SkipOrphans: true})
@@ -116,11 +105,7 @@ func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	}
 	var fresh []string
 	keepThere := false
-	for i := range st.Engines {
-		e := &st.Engines[i]
-		if longhorn.VolumeOf(e) != p.Volume {
-			continue
-		}
+	for _, e := range st.EnginesOf(p.Volume) {
 		keepThere = keepThere || (e.Name == p.Keep.Name && string(e.UID) == p.Keep.UID)
 		if !known[e.Name+"/"+string(e.UID)] {
 			fresh = append(fresh, fmt.Sprintf("%s (on %s)", e.Name, orDash(e.Spec.NodeID)))
