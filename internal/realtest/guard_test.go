@@ -223,8 +223,7 @@ func TestGuardWhileVolumesMigrate(t *testing.T) {
 // found it on 1.4.3, docs/soak.md).
 func TestGuardAfterVolumeMovesOn(t *testing.T) {
 	t.Parallel()
-	testenv.PerRelease(t, releasesOrSkip(t), func(t *testing.T, rel string) {
-		e := newEnv(t, rel)
+	onEachRelease(t, nil, func(t *testing.T, e *env, rel string) {
 		vol := "vol-moves-on"
 		hit := longhorn.MustParseVersion(rel).Affected()
 		old := e.stuck(vol)
