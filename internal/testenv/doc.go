@@ -5,5 +5,6 @@
 // volume state the tests share. Its subpackage clitest runs the plugin's
 // command tree in-process. The mechanisms it builds on stay packages of their
 // own: internal/testcluster and internal/kubeserver (API servers),
-// internal/lhsim (the simulator).
+// internal/lhsim (the simulator). It imports neither API server: `make fuzz`
+// links it into an instrumented build, where one would cost 15 minutes cold.
 package testenv

@@ -1,3 +1,5 @@
+//go:build !fuzz
+
 package readstate_test
 
 import (
