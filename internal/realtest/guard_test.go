@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -286,6 +287,60 @@ func TestGuardAfterVolumeMovesOn(t *testing.T) {
 		}
 		if out := g.stdout.String(); !strings.Contains(out, `engine.longhorn.io "`+keep.Name+`" deactivated`) {
 			t.Errorf("the guard did not deactivate %s, the engine left behind by the second confirm:\n%s", keep.Name, out)
+		}
+		e.assertNoDamage(vol)
+	})
+}
+
+// TestGuardAfterVolumeDetaches, on each release's own controllers: a
+// detach requested right after the guard's write ends the guard's wait as
+// superseded (the soak's second finding on 1.4.3: the wait went on for
+// the engine it kept, stopped on no node, and held the next volume's
+// repair until --timeout). The guard writes nothing more to the detached
+// volume, and it attaches again on node-b and settles with nothing lost.
+func TestGuardAfterVolumeDetaches(t *testing.T) {
+	t.Parallel()
+	onEachRelease(t, nil, func(t *testing.T, e *env, rel string) {
+		vol := "vol-detaches"
+		old := e.stuck(vol)
+		e.waitRepairable(vol)
+		var g *guardRun
+		e.pausedWhile(func() {
+			g = e.startGuard("--yes", "--settle", "1s", "--timeout", "4m", "--backup-dir", t.TempDir())
+			e.waitFor("the guard's write of "+old, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				s := testenv.EngineNamed(es, old)
+				return s == nil || s.DeletionTimestamp != nil || !s.Spec.Active
+			})
+			e.detach(vol, nodeB)
+		})
+		ends := "superseded"
+		if !longhorn.MustParseVersion(rel).Affected() {
+			ends = "superseded|repaired"
+		}
+		outcome := regexp.MustCompile(`volume\.longhorn\.io "` + vol + `" (repaired|superseded|timed-out|failed|skipped|refused|inverted|not-attempted):`)
+		var first string
+		e.await("the outcome of the guard's repair", func() bool {
+			if m := outcome.FindStringSubmatch(g.stdout.String()); m != nil {
+				first = m[1]
+			}
+			return first != ""
+		})
+		if !regexp.MustCompile("^(" + ends + ")$").MatchString(first) {
+			t.Fatalf("the guard's repair ended %s, want %s:\n%s", first, ends, g.stdout.String())
+		}
+		e.waitFor("detached", vol, detached)
+		written := e.writtenByPlugin(vol)
+		e.attach(vol, nodeB)
+		e.waitFor("attached again on node-b", vol, settled(nodeB))
+		// Longhorn deletes the engine the guard deactivated: entries may go,
+		// none may come.
+		for _, w := range e.writtenByPlugin(vol) {
+			if !slices.Contains(written, w) {
+				t.Errorf("the guard wrote to the volume after it was detached: %s (before: %v)", w, written)
+			}
+		}
+		if code := g.stop(e); code != 0 {
+			t.Errorf("guard exited %d\n--- stderr\n%s", code, g.stderr.String())
 		}
 		e.assertNoDamage(vol)
 	})
