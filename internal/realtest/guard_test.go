@@ -227,39 +227,7 @@ func TestGuardAfterVolumeMovesOn(t *testing.T) {
 	onEachRelease(t, nil, func(t *testing.T, e *env, rel string) {
 		vol := "vol-moves-on"
 		hit := longhorn.MustParseVersion(rel).Affected()
-		old := e.stuck(vol)
-		e.waitRepairable(vol)
-		var g *guardRun
-		// Controllers stopped: the guard's write and the request both
-		// reach Longhorn's next sync, so the verification cannot end
-		// as repaired before the volume moves on.
-		e.pausedWhile(func() {
-			g = e.startGuard("--yes", "--settle", "1s", "--timeout", "4m", "--backup-dir", t.TempDir())
-			e.waitFor("the guard's write of "+old, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				s := testenv.EngineNamed(es, old)
-				return s == nil || s.DeletionTimestamp != nil || !s.Spec.Active
-			})
-			e.requestMigration(vol)
-		})
-		ends := "superseded"
-		if !hit {
-			// A fixed release may finish the confirm before it starts
-			// the migration: verified in that window, or superseded.
-			ends = "superseded|repaired"
-		}
-		// the outcome line (not the watch's `changed:` lines)
-		outcome := regexp.MustCompile(`volume\.longhorn\.io "` + vol + `" (repaired|superseded|timed-out|failed|skipped|refused|inverted|not-attempted):`)
-		var first string
-		e.await("the outcome of the guard's first repair", func() bool {
-			m := outcome.FindStringSubmatch(g.stdout.String())
-			if m != nil {
-				first = m[1]
-			}
-			return m != nil
-		})
-		if !regexp.MustCompile("^(" + ends + ")$").MatchString(first) {
-			t.Fatalf("the guard's first repair ended %s, want %s:\n%s", first, ends, g.stdout.String())
-		}
+		g := e.guardWritesThen(vol, func() { e.requestMigration(vol) })
 		_, es, _ := e.state(vol)
 		keep := testenv.EngineOn(es, nodeB)
 		if keep == nil {
@@ -302,32 +270,7 @@ func TestGuardAfterVolumeDetaches(t *testing.T) {
 	t.Parallel()
 	onEachRelease(t, nil, func(t *testing.T, e *env, rel string) {
 		vol := "vol-detaches"
-		old := e.stuck(vol)
-		e.waitRepairable(vol)
-		var g *guardRun
-		e.pausedWhile(func() {
-			g = e.startGuard("--yes", "--settle", "1s", "--timeout", "4m", "--backup-dir", t.TempDir())
-			e.waitFor("the guard's write of "+old, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
-				s := testenv.EngineNamed(es, old)
-				return s == nil || s.DeletionTimestamp != nil || !s.Spec.Active
-			})
-			e.detach(vol, nodeB)
-		})
-		ends := "superseded"
-		if !longhorn.MustParseVersion(rel).Affected() {
-			ends = "superseded|repaired"
-		}
-		outcome := regexp.MustCompile(`volume\.longhorn\.io "` + vol + `" (repaired|superseded|timed-out|failed|skipped|refused|inverted|not-attempted):`)
-		var first string
-		e.await("the outcome of the guard's repair", func() bool {
-			if m := outcome.FindStringSubmatch(g.stdout.String()); m != nil {
-				first = m[1]
-			}
-			return first != ""
-		})
-		if !regexp.MustCompile("^(" + ends + ")$").MatchString(first) {
-			t.Fatalf("the guard's repair ended %s, want %s:\n%s", first, ends, g.stdout.String())
-		}
+		g := e.guardWritesThen(vol, func() { e.detach(vol, nodeB) })
 		e.waitFor("detached", vol, detached)
 		written := e.writtenByPlugin(vol)
 		e.attach(vol, nodeB)
@@ -344,4 +287,42 @@ func TestGuardAfterVolumeDetaches(t *testing.T) {
 		}
 		e.assertNoDamage(vol)
 	})
+}
+
+// guardWritesThen brings vol to its release's stuck state and, with
+// Longhorn's controllers stopped, starts the guard, waits for its write and
+// runs then (a request that moves the volume on): Longhorn's next sync sees
+// both at once, so the guard's verification cannot end as repaired before
+// the volume moves on. The guard's first outcome must be superseded, or on
+// a fixed release (which may finish the confirm first) also repaired.
+func (e *env) guardWritesThen(vol string, then func()) *guardRun {
+	e.t.Helper()
+	old := e.stuck(vol)
+	e.waitRepairable(vol)
+	var g *guardRun
+	e.pausedWhile(func() {
+		g = e.startGuard("--yes", "--settle", "1s", "--timeout", "4m", "--backup-dir", e.t.TempDir())
+		e.waitFor("the guard's write of "+old, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			s := testenv.EngineNamed(es, old)
+			return s == nil || s.DeletionTimestamp != nil || !s.Spec.Active
+		})
+		then()
+	})
+	ends := "superseded"
+	if !longhorn.MustParseVersion(e.release).Affected() {
+		ends = "superseded|repaired"
+	}
+	// the outcome line (not the watch's `changed:` lines)
+	outcome := regexp.MustCompile(`volume\.longhorn\.io "` + vol + `" (repaired|superseded|timed-out|failed|skipped|refused|inverted|not-attempted):`)
+	var first string
+	e.await("the outcome of the guard's first repair", func() bool {
+		if m := outcome.FindStringSubmatch(g.stdout.String()); m != nil {
+			first = m[1]
+		}
+		return first != ""
+	})
+	if !regexp.MustCompile("^(" + ends + ")$").MatchString(first) {
+		e.t.Fatalf("the guard's first repair ended %s, want %s:\n%s", first, ends, g.stdout.String())
+	}
+	return g
 }
