@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -50,6 +51,11 @@ func soakReport(cfg soakConfig, command string) string {
 	p("| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | stuck for (median / p95 / max) | to verified repair (median / p95 / max) | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | not converged | guard peak RSS | guard CPU | wall |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
+		if r.Stopped {
+			// zeros would read as a run that drove nothing and broke nothing
+			p("| %s | stopped on a failure, not counted (see \"Invariants broken\") |%s\n", r.Release, strings.Repeat(" - |", 17))
+			continue
+		}
 		total := 0
 		for _, n := range r.Faults {
 			total += n
@@ -119,4 +125,40 @@ func repairedCell(r soakResult) string {
 		return fmt.Sprint(r.Repaired)
 	}
 	return fmt.Sprintf("%d (%d superseded)", r.Repaired, r.Superseded)
+}
+
+// TestSoakReportStoppedRun: a release whose run stopped on a failure gets a
+// row that says so, with as many cells as the header, and no counts.
+func TestSoakReportStoppedRun(t *testing.T) {
+	soakMu.Lock()
+	saved := soakResults
+	soakResults = []soakResult{
+		{Release: "v1.4.3", Stopped: true, Faults: map[string]int{}, Violations: []string{"the run stopped on a failure (see the test's log)"}},
+		{Release: "v1.5.3", Migrations: 10, Confirmed: 8, RolledBack: 2, Faults: map[string]int{"update volumes 409": 1}},
+	}
+	soakMu.Unlock()
+	defer func() { soakMu.Lock(); soakResults = saved; soakMu.Unlock() }()
+	report := soakReport(soakConfig{Migrations: 10, Volumes: 2, Seed: 1, Settle: time.Second}, "make soak")
+	var header, stopped, done string
+	for _, l := range strings.Split(report, "\n") {
+		switch {
+		case strings.HasPrefix(l, "| release |"):
+			header = l
+		case strings.HasPrefix(l, "| v1.4.3 |"):
+			stopped = l
+		case strings.HasPrefix(l, "| v1.5.3 |"):
+			done = l
+		}
+	}
+	if !strings.Contains(stopped, "stopped on a failure") || strings.Contains(stopped, "| 0 ") {
+		t.Errorf("the stopped run's row: %q", stopped)
+	}
+	for _, row := range []string{stopped, done} {
+		if got, want := strings.Count(row, "|"), strings.Count(header, "|"); got != want {
+			t.Errorf("row has %d cell borders, the header %d: %q", got, want, row)
+		}
+	}
+	if !strings.Contains(report, "- v1.4.3: the run stopped on a failure") {
+		t.Error("the stopped run is not under \"Invariants broken\"")
+	}
 }

@@ -116,6 +116,7 @@ func faultKind(f lhreal.Fault) string {
 // soakResult is one release's row of the report.
 type soakResult struct {
 	Release                           string
+	Stopped                           bool // ended on a failure, before the end-of-run checks: no counts
 	Migrations, Confirmed, RolledBack int
 	Detaches, Flaps                   int
 	Faults                            map[string]int  // kind → requests failed
@@ -166,7 +167,7 @@ func TestSoak(t *testing.T) {
 			defer func() {
 				if stopped {
 					soakMu.Lock()
-					soakResults = append(soakResults, soakResult{Release: rel, Faults: map[string]int{}, Violations: []string{"the run stopped on a failure (see the test's log)"}})
+					soakResults = append(soakResults, soakResult{Release: rel, Stopped: true, Faults: map[string]int{}, Violations: []string{"the run stopped on a failure (see the test's log)"}})
 					soakMu.Unlock()
 				}
 			}()
