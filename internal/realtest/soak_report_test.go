@@ -10,6 +10,11 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
+// soakHeader is the report table's header; every row has its columns.
+const soakHeader = "| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | stuck for (median / p95 / max) | to verified repair (median / p95 / max) | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | not converged | guard peak RSS | guard CPU | wall |"
+
+var soakColumns = strings.Count(soakHeader, "|") - 1
+
 // soakReport renders docs/soak.md from the releases' results: what make
 // soak wrote, with the command that made it.
 func soakReport(cfg soakConfig, command string) string {
@@ -48,12 +53,12 @@ func soakReport(cfg soakConfig, command string) string {
 	p("converged. \"Stuck for\" runs from the state's start to the guard's write that ends it; \"to verified\n")
 	p("repair\" adds the wait for Longhorn's clean-up and the guard's verification.\n\n")
 
-	p("| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | stuck for (median / p95 / max) | to verified repair (median / p95 / max) | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | not converged | guard peak RSS | guard CPU | wall |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("%s\n", soakHeader)
+	p("|%s\n", strings.Repeat("---|", soakColumns))
 	for _, r := range rows {
 		if r.Stopped {
 			// zeros would read as a run that drove nothing and broke nothing
-			p("| %s | stopped on a failure, not counted (see \"Invariants broken\") |%s\n", r.Release, strings.Repeat(" - |", 17))
+			p("| %s | stopped on a failure, not counted (see \"Invariants broken\") |%s\n", r.Release, strings.Repeat(" - |", soakColumns-2))
 			continue
 		}
 		total := 0
