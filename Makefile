@@ -12,8 +12,11 @@ TEST_TIMEOUT ?= 40m
 all: build
 
 # The completion shim goes beside the plugin, where kubectl looks for it.
+# CGO_ENABLED=0 and -trimpath are .goreleaser.yaml's env and flags (the
+# tests build the plugin with them too, testenv.BuildPlugin): one compile
+# that the tests and the release snapshot reuse from the build cache.
 build:
-	$(GO) build -o $(BIN) ./cmd/kubectl-longhorn-engines
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/kubectl-longhorn-engines
 	install -m 0755 hack/kubectl_complete-longhorn_engines $(dir $(BIN))
 
 # Start the simulated cluster with every scenario, run the real binary's

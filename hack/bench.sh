@@ -33,7 +33,7 @@ trap cleanup EXIT
 
 echo "building..." >&2
 go build -o "$tmp/longhorn-sim" ./hack/longhorn-sim
-go build -o "$tmp/plugin" ./cmd/kubectl-longhorn-engines
+CGO_ENABLED=0 go build -trimpath -o "$tmp/plugin" ./cmd/kubectl-longhorn-engines # as make build
 ns=longhorn-bench
 
 now() { date +%s.%N; }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -234,15 +235,19 @@ func TestMakeBuildPutsTheShimBesideThePlugin(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	goStub := filepath.Join(tmp, "go")
+	called := filepath.Join(tmp, "called")
 	stub := fmt.Sprintf(`#!/bin/sh
-# go build ... -o OUT PKG: copy the plugin under test to OUT
+# go build ... -o OUT PKG: note the environment and arguments, copy the
+# plugin under test to OUT
 [ "$1" = build ] || { echo "go stub: only build, got: $*" >&2; exit 2; }
+env >'%[2]s.env'
+printf '%%s\n' "$@" >'%[2]s.args'
 while [ $# -gt 0 ]; do
-	if [ "$1" = -o ]; then exec cp '%s' "$2"; fi
+	if [ "$1" = -o ]; then exec cp '%[1]s' "$2"; fi
 	shift
 done
 echo "go stub: no -o" >&2; exit 2
-`, filepath.Join(binDir, pluginName))
+`, filepath.Join(binDir, pluginName), called)
 	if err := os.WriteFile(goStub, []byte(stub), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +264,24 @@ echo "go stub: no -o" >&2; exit 2
 	}
 	if b, err := mk.CombinedOutput(); err != nil {
 		t.Fatalf("make build: %v\n%s", err, b)
+	}
+	// The release's env and flags, or the release snapshot compiles the
+	// plugin a second time in CI (testenv.BuildPlugin).
+	rb, err := testenv.ReadReleaseBuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := os.ReadFile(called + ".env")
+	args, _ := os.ReadFile(called + ".args")
+	for _, kv := range rb.Env {
+		if !slices.Contains(strings.Split(string(env), "\n"), kv) {
+			t.Errorf("make build runs go without %s (.goreleaser.yaml's env)", kv)
+		}
+	}
+	for _, f := range rb.Flags {
+		if !slices.Contains(strings.Split(string(args), "\n"), f) {
+			t.Errorf("make build runs go without %s (.goreleaser.yaml's flags); got %q", f, args)
+		}
 	}
 	if !executable(filepath.Join(out, shimName)) {
 		t.Errorf("make build left no executable %s beside %s", shimName, pluginName)

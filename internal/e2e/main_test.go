@@ -21,9 +21,8 @@ import (
 	"text/template"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 const (
@@ -97,31 +96,6 @@ func run(m *testing.M) int {
 // moduleRoot is where go test runs this package from, two levels down.
 const moduleRoot = "../.."
 
-// releaseBuild is the part of .goreleaser.yaml that decides what the binary
-// is: the same main package, binary name and ldflags are used here.
-type releaseBuild struct {
-	Main    string   `json:"main"`
-	Binary  string   `json:"binary"`
-	Ldflags []string `json:"ldflags"`
-}
-
-func readReleaseBuild() (releaseBuild, error) {
-	b, err := os.ReadFile(filepath.Join(moduleRoot, ".goreleaser.yaml"))
-	if err != nil {
-		return releaseBuild{}, err
-	}
-	var cfg struct {
-		Builds []releaseBuild `json:"builds"`
-	}
-	if err := yaml.Unmarshal(b, &cfg); err != nil {
-		return releaseBuild{}, fmt.Errorf(".goreleaser.yaml: %w", err)
-	}
-	if len(cfg.Builds) != 1 {
-		return releaseBuild{}, fmt.Errorf(".goreleaser.yaml: want one build, have %d", len(cfg.Builds))
-	}
-	return cfg.Builds[0], nil
-}
-
 // installPlugin puts the plugin and the completion shim in dir: the plugin
 // built from this tree, or the binary E2E_PLUGIN names (a release's, or an
 // older commit's, to see which of today's tests fail on it).
@@ -140,11 +114,11 @@ func installPlugin(dir string) error {
 	return installShim(dir)
 }
 
-// buildPlugin builds the plugin as the release does (main package, name and
-// ldflags from .goreleaser.yaml, goreleaser's template values replaced by
-// buildValues) and puts the completion shim beside it.
+// buildPlugin builds the plugin as the release does (main package, name,
+// flags and ldflags from .goreleaser.yaml, goreleaser's template values
+// replaced by buildValues) and puts the completion shim beside it.
 func buildPlugin(dir string) error {
-	rb, err := readReleaseBuild()
+	rb, err := testenv.ReadReleaseBuild()
 	if err != nil {
 		return err
 	}
@@ -163,12 +137,8 @@ func buildPlugin(dir string) error {
 		}
 		ldflags = append(ldflags, b.String())
 	}
-	// The build flags otherwise match `make build`, so CI's build step has
-	// already compiled every package and only the link is new.
-	cmd := exec.Command("go", "build", "-ldflags", strings.Join(ldflags, " "), "-o", filepath.Join(dir, pluginName), rb.Main)
-	cmd.Dir = moduleRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	if err := testenv.BuildPlugin(context.Background(), filepath.Join(dir, pluginName), ldflags...); err != nil {
+		return err
 	}
 	return installShim(dir)
 }

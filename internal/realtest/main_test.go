@@ -6,14 +6,15 @@
 package realtest
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 var (
@@ -37,9 +38,8 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 	pluginBin = filepath.Join(tmp, "kubectl-longhorn_engines")
-	out, err := exec.Command("go", "build", "-o", pluginBin, "../../cmd/kubectl-longhorn-engines").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "realtest: build the plugin: %v\n%s", err, out)
+	if err := testenv.BuildPlugin(context.Background(), pluginBin); err != nil {
+		fmt.Fprintln(os.Stderr, "realtest: build the plugin:", err)
 		return 1
 	}
 	// One API server per release, with that release's own CRDs.

@@ -157,9 +157,8 @@ func TestFixBinaryRealSignal(t *testing.T) {
 	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
 	before := versions(t, ctx)
 	bin := filepath.Join(t.TempDir(), "kubectl-longhorn_engines")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/kubectl-longhorn-engines")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	if err := testenv.BuildPlugin(ctx, bin); err != nil {
+		t.Fatal(err)
 	}
 	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	p.Add(faultproxy.Rule{Verb: "list", Resource: longhorn.Engines.Plural, Fault: faultproxy.Timeout, Delay: 2 * time.Minute})
