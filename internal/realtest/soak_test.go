@@ -16,6 +16,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
@@ -303,6 +304,7 @@ func (s *soak) run() {
 		}
 	}
 	s.check("at the end")
+	s.awaitGuardOutcomes()
 	// VmHWM, not the rusage after exit: a child's ru_maxrss counts the
 	// test process's memory it was forked from.
 	s.res.GuardPeakRSSKiB = vmHWM(s.guard.cmd.Process.Pid)
@@ -524,11 +526,10 @@ var (
 
 var bugEngines = regexp.MustCompile(`BUG: found the second active engine (\S+) besides (\S+)`)
 
-// result judges the run: the two-active states seen, which Longhorn called
-// stuck, which the guard repaired and how fast, and every guard write made
-// outside a stuck state.
-func (s *soak) result() soakResult {
-	res := s.res
+// stuckStates are the two-active states that Longhorn's controller called
+// stuck (it logged the BUG error naming one of their engines), by volume,
+// and how many two-active states there were in all.
+func (s *soak) stuckStates() (map[string][]twoActive, int) {
 	bug := map[string]bool{}
 	for _, m := range bugEngines.FindAllStringSubmatch(s.lh.Logs(), -1) {
 		bug[strings.TrimRight(m[1], ",.:")] = true
@@ -537,36 +538,68 @@ func (s *soak) result() soakResult {
 	intervals := s.engines.intervals()
 	stuck := map[string][]twoActive{}
 	for _, iv := range intervals {
-		res.TwoActive++
 		for _, en := range iv.engines {
 			if bug[en] {
-				res.Stuck++
 				stuck[iv.vol] = append(stuck[iv.vol], iv)
 				break
 			}
 		}
 	}
+	return stuck, len(intervals)
+}
+
+// guardOutcome is the guard's first `repaired` (or `superseded`) outcome
+// for vol at or after start: the one that ends a stuck state begun then.
+func guardOutcome(lines []stampedLine, vol string, start time.Time) (time.Time, string, bool) {
+	for _, l := range lines {
+		m := guardRepaired.FindStringSubmatch(l.text)
+		if m != nil && m[1] == vol && !l.at.Before(start) {
+			return l.at, m[2], true
+		}
+	}
+	return time.Time{}, "", false
+}
+
+// awaitGuardOutcomes waits, up to settle + one sync, until every stuck
+// state has the guard's outcome: its last repair may still be verifying
+// (the wait for Longhorn's clean-up) when the volumes have settled, and a
+// guard stopped then reports the repair interrupted, not made. Whatever is
+// still missing after the bound is the invariant's to report.
+func (s *soak) awaitGuardOutcomes() {
+	_ = wait.PollUntilContextTimeout(s.ctx, time.Second, s.cfg.Settle+soakSyncBound, true, func(context.Context) (bool, error) {
+		stuck, _ := s.stuckStates()
+		lines := s.guard.stdout.lines()
+		for vol, ivs := range stuck {
+			for _, iv := range ivs {
+				if _, _, ok := guardOutcome(lines, vol, iv.start); !ok {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+}
+
+// result judges the run: the two-active states seen, which Longhorn called
+// stuck, which the guard repaired and how fast, and every guard write made
+// outside a stuck state.
+func (s *soak) result() soakResult {
+	res := s.res
+	stuck, twoActive := s.stuckStates()
+	res.TwoActive = twoActive
 	lines := s.guard.stdout.lines()
-	// a stuck state is repaired by the guard's first `repaired` (or
-	// `superseded`) outcome for its volume after it began
 	for vol, ivs := range stuck {
 		for _, iv := range ivs {
-			found := false
-			for _, l := range lines {
-				m := guardRepaired.FindStringSubmatch(l.text)
-				if m == nil || m[1] != vol || l.at.Before(iv.start) {
-					continue
-				}
-				found = true
+			res.Stuck++
+			at, outcome, found := guardOutcome(lines, vol, iv.start)
+			if found {
 				res.Repaired++
-				if m[2] == "superseded" {
+				if outcome == "superseded" {
 					res.Superseded++
 				} else {
-					res.RepairTimes = append(res.RepairTimes, l.at.Sub(iv.start))
+					res.RepairTimes = append(res.RepairTimes, at.Sub(iv.start))
 				}
-				break
-			}
-			if !found {
+			} else {
 				s.violateOn(&res, "the stuck state of %s (engines %v) was not repaired by the guard", vol, iv.engines)
 			}
 			// the state itself must end (the guard's write ends it) within
