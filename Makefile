@@ -30,8 +30,9 @@ sim:
 
 # Kubernetes' own kube-apiserver for the tests that need core/v1, storage,
 # batch and real RBAC (internal/kubeserver); its own module, test/kubeapiserver.
+# -race -ldflags=-w: kubeserver.BuildFlags (why is there).
 kube-apiserver:
-	$(GO) build -C test/kubeapiserver -o $(CURDIR)/bin/kube-apiserver-test .
+	$(GO) build -C test/kubeapiserver -race -ldflags=-w -o $(CURDIR)/bin/kube-apiserver-test .
 
 # The server is built first, on its own: built inside a test binary's
 # TestMain it would count against that package's timeout.

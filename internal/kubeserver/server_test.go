@@ -2,7 +2,9 @@ package kubeserver
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +92,23 @@ func TestServiceAccountUnderRBAC(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("listing volumes with the Role: %v", err)
+	}
+}
+
+// `make kube-apiserver` builds the file Binary builds, with the same
+// flags: otherwise the first test process would build it again, over the
+// one make made.
+func TestMakefileBuildsWithBuildFlags(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recipe, ok := strings.Cut(string(b), "\nkube-apiserver:\n")
+	if !ok {
+		t.Fatal("Makefile: no kube-apiserver target")
+	}
+	recipe, _, _ = strings.Cut(recipe, "\n")
+	if want := "build -C test/kubeapiserver " + strings.Join(BuildFlags, " ") + " -o "; !strings.Contains(recipe, want) {
+		t.Errorf("Makefile's kube-apiserver recipe %q does not build with %q (kubeserver.BuildFlags)", recipe, want)
 	}
 }
