@@ -15,8 +15,10 @@ all: build
 # CGO_ENABLED=0 and -trimpath are .goreleaser.yaml's env and flags (the
 # tests build the plugin with them too, testenv.BuildPlugin): one compile
 # that the tests and the release snapshot reuse from the build cache.
+RELEASE_ENV   := CGO_ENABLED=0
+RELEASE_FLAGS := -trimpath
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/kubectl-longhorn-engines
+	$(RELEASE_ENV) $(GO) build $(RELEASE_FLAGS) -o $(BIN) ./cmd/kubectl-longhorn-engines
 	install -m 0755 hack/kubectl_complete-longhorn_engines $(dir $(BIN))
 
 # Start the simulated cluster with every scenario, run the real binary's
@@ -145,7 +147,7 @@ lint: $(GOLANGCI_LINT)
 
 # docs/commands/*.md from the cobra tree; docs-check fails when they drift.
 # With make build's flags, so the plugin's packages come from its compile.
-GENDOCS := CGO_ENABLED=0 $(GO) run -trimpath ./hack/gendocs
+GENDOCS := $(RELEASE_ENV) $(GO) run $(RELEASE_FLAGS) ./hack/gendocs
 docs:
 	$(GENDOCS)
 
