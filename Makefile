@@ -93,7 +93,7 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Bounded fuzzing of the bundle, file and log parsers (CI runs this).
+# Bounded fuzzing of the bundle, file and log parsers (not in CI: see .ci/run).
 # -fuzzminimizetime keeps a crash's minimisation from eating the budget.
 # A fuzz build instruments every package it links: -tags fuzz leaves out
 # readstate's test files that start an API server (//go:build !fuzz), which
@@ -142,8 +142,11 @@ $(KREW): hack/tools/krew/go.mod hack/tools/krew/go.sum
 $(VALIDATE_KREW): hack/tools/krew/go.mod hack/tools/krew/go.sum
 	cd hack/tools/krew && $(GO) build -o $(CURDIR)/$@ sigs.k8s.io/krew/cmd/validate-krew-manifest
 
+# GOFLAGS=-race: golangci-lint type-checks from the export data that
+# go list compiles, and with the tests' flag that is make vet's and make
+# test's compile (with default flags, a cold CI compiled everything again).
 lint: $(GOLANGCI_LINT)
-	$(GOLANGCI_LINT) run ./...
+	GOFLAGS=-race $(GOLANGCI_LINT) run ./...
 
 # docs/commands/*.md from the cobra tree; docs-check fails when they drift.
 # With make build's flags, so the plugin's packages come from its compile.
