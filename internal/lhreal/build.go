@@ -2,27 +2,23 @@ package lhreal
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
-// repoRoot is the repository's root, found from this file's path.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
 func moduleDir(release string) string {
-	return filepath.Join(repoRoot(), "test", "longhorn", release)
+	return filepath.Join(testenv.ModuleRoot(), "test", "longhorn", release)
 }
 
 // ReleasesEnv selects the releases of a test run: unset or empty, the
@@ -41,7 +37,7 @@ var Sample = []string{"v1.4.3", "v1.5.3", "v1.10.0"}
 // Modules lists every Longhorn release with a controllers module
 // (test/longhorn/v*/go.mod), oldest first.
 func Modules() []string {
-	matches, _ := filepath.Glob(filepath.Join(repoRoot(), "test", "longhorn", "v*", "go.mod"))
+	matches, _ := filepath.Glob(filepath.Join(testenv.ModuleRoot(), "test", "longhorn", "v*", "go.mod"))
 	out := make([]string, 0, len(matches))
 	for _, m := range matches {
 		out = append(out, filepath.Base(filepath.Dir(m)))
@@ -142,7 +138,7 @@ func Binary(release string) (string, error) {
 // process that takes the lock second finds the build cache warm and the
 // binary up to date, which go build then leaves alone.
 func build(release string) (string, error) {
-	dir := filepath.Join(repoRoot(), "bin", "longhorn")
+	dir := filepath.Join(testenv.ModuleRoot(), "bin", "longhorn")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -181,27 +177,29 @@ func CRDs(release string) ([]byte, error) {
 		return nil, err
 	}
 	o := onceFor(&crdsMu, crds, release)
-	o.once.Do(func() {
-		cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/longhorn/longhorn-manager")
-		cmd.Dir = moduleDir(release)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			o.err = fmt.Errorf("lhreal: locate longhorn-manager %s: %v\n%s", release, err, stderr.String())
-			return
-		}
-		dir := strings.TrimSpace(string(out))
-		if dir == "" {
-			o.err = fmt.Errorf("lhreal: longhorn-manager %s is not downloaded (run go mod download in %s)", release, moduleDir(release))
-			return
-		}
-		data, err := os.ReadFile(filepath.Join(dir, "k8s", "crds.yaml"))
-		if err != nil {
-			o.err = err
-			return
-		}
-		o.data = helmActions.ReplaceAll(data, nil)
-	})
+	o.once.Do(func() { o.data, o.err = readCRDs(release) })
 	return o.data, o.err
+}
+
+func readCRDs(release string) ([]byte, error) {
+	// go mod download, not go list -m: on a new machine the module is
+	// in no cache until something downloads it, and the first test
+	// that needs the CRDs may run before any build of the release.
+	cmd := exec.Command("go", "mod", "download", "-json", "github.com/longhorn/longhorn-manager")
+	cmd.Dir = moduleDir(release)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var mod struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &mod); err == nil && jerr != nil {
+		err = jerr
+	}
+	if err != nil || mod.Error != "" || mod.Dir == "" {
+		return nil, fmt.Errorf("lhreal: download longhorn-manager %s in %s: %v %s\n%s", release, moduleDir(release), err, mod.Error, stderr.String())
+	}
+	data, err := os.ReadFile(filepath.Join(mod.Dir, "k8s", "crds.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	return helmActions.ReplaceAll(data, nil), nil
 }

@@ -19,3 +19,23 @@ func TestCRDsWithoutHelmActions(t *testing.T) {
 		}
 	}
 }
+
+// On a new machine no module cache holds a release's longhorn-manager
+// until something downloads it, and the CRDs are read before any build of
+// the release (a cold CI failed so). From an empty module cache they must
+// be read all the same.
+func TestCRDsFromAnEmptyModuleCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("downloads longhorn-manager through the Go module proxy")
+	}
+	t.Setenv("GOMODCACHE", t.TempDir())
+	t.Setenv("GOFLAGS", "-modcacherw") // so that the temporary directory can be removed
+	rel := Releases()[0]
+	data, err := readCRDs(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte("kind: CustomResourceDefinition")) {
+		t.Errorf("%s: no CustomResourceDefinition in %d bytes", rel, len(data))
+	}
+}
