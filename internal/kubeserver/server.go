@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,6 +35,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // Namespace is Longhorn's namespace, created at start.
@@ -63,11 +63,6 @@ type Server struct {
 	stopOnce sync.Once
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
 var (
 	buildOnce sync.Once
 	buildPath string
@@ -86,8 +81,8 @@ var BuildFlags = []string{"-race", "-ldflags=-w"}
 // the tests.
 func Binary() (string, error) {
 	buildOnce.Do(func() {
-		out := filepath.Join(repoRoot(), "bin", "kube-apiserver-test")
-		args := append(append([]string{"build", "-C", filepath.Join(repoRoot(), "test", "kubeapiserver")}, BuildFlags...), "-o", out, ".")
+		out := filepath.Join(testenv.ModuleRoot(), "bin", "kube-apiserver-test")
+		args := append(append([]string{"build", "-C", filepath.Join(testenv.ModuleRoot(), "test", "kubeapiserver")}, BuildFlags...), "-o", out, ".")
 		cmd := exec.Command("go", args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 var server *Server
@@ -99,7 +101,7 @@ func TestServiceAccountUnderRBAC(t *testing.T) {
 // flags: otherwise the first test process would build it again, over the
 // one make made.
 func TestMakefileBuildsWithBuildFlags(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
+	b, err := os.ReadFile(filepath.Join(testenv.ModuleRoot(), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}

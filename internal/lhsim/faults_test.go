@@ -62,7 +62,7 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 			}
 		}
 		e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-		e.expectNoDataLoss(vol)
+		e.ExpectNoDataLoss(vol)
 	})
 }
 
@@ -103,7 +103,7 @@ func TestFinalizerStuck(t *testing.T) {
 	}
 	e.Sim.ClearFaults()
 	e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-	e.expectNoDataLoss(vol)
+	e.ExpectNoDataLoss(vol)
 }
 
 // TestOrphanProcess: the old engine's CR goes, its process stays listed in
@@ -119,10 +119,7 @@ func TestOrphanProcess(t *testing.T) {
 		oldE := testenv.EngineOn(es, nodeA)
 		old, im := oldE.Name, oldE.Status.InstanceManagerName
 		e.Sim.Inject(lhsim.Fault{Kind: lhsim.OrphanProcess, Volume: vol, Engine: lhsim.RoleOld})
-		if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
-			t.Fatal(err)
-		}
-		e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
+		e.Confirm(vol)
 		if got := e.Sim.OrphanProcesses(); !contains(got, old) {
 			t.Fatalf("orphans %v, want %s", got, old)
 		}
@@ -156,11 +153,8 @@ func TestEngineCrashDuringMigration(t *testing.T) {
 	if h := e.Sim.FaultHits(fid); h != 1 {
 		t.Errorf("crashed %d times, want 1", h)
 	}
-	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
-		t.Fatal(err)
-	}
-	e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-	e.expectNoDataLoss(vol)
+	e.Confirm(vol)
+	e.ExpectNoDataLoss(vol)
 }
 
 // TestDirectWritesUndone: from 1.5 the VolumeAttachment controller owns
@@ -265,10 +259,7 @@ func TestTicketRules(t *testing.T) {
 		m := testenv.EngineOn(es, nodeB)
 		return v.Spec.MigrationNodeID == nodeB && m != nil && m.Status.CurrentState == longhorn.StateRunning
 	})
-	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
-		t.Fatal(err)
-	}
-	e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
+	e.Confirm(vol)
 }
 
 // TestDeleteVolume: deleting a Volume deletes its engines, replicas and

@@ -58,12 +58,7 @@ func TestMigrationHappyPath(t *testing.T) {
 			if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
 				t.Fatal(err)
 			}
-			e.WaitFor("confirmed on node-b", vol, testenv.Settled(nodeB))
-			e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return len(rs) == 2 && es[0].Name == mig.Name
-			})
-			e.expectNoDataLoss(vol)
-			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+			e.ExpectConverged(vol, nodeB, mig.Name)
 			if e.Sim.Version().HasVolumeAttachments() {
 				e.Await("node-b ticket satisfied", func() bool {
 					va := e.va(vol)
@@ -86,7 +81,7 @@ func TestMigrationHappyPath(t *testing.T) {
 			e.WaitFor("two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
 				return len(rs) == 2 && es[0].Name == first
 			})
-			e.expectNoDataLoss(vol)
+			e.ExpectNoDataLoss(vol)
 		})
 	})
 }
@@ -96,21 +91,6 @@ func (e *env) sub(t *testing.T) *env {
 	c := *e.Env
 	c.T = t
 	return &env{&c}
-}
-
-func (e *env) expectNoDataLoss(vol string) {
-	e.T.Helper()
-	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
-		e.T.Errorf("data directories wiped: %v", w)
-	}
-	lost, err := e.Sim.DataLost(e.Ctx, vol)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	if lost {
-		v, es, rs := e.State(vol)
-		e.T.Errorf("data lost:\n%s", lhsim.Describe(v, es, rs))
-	}
 }
 
 // checkEngineMeta checks the engine as the model reads it, and in u as the
@@ -250,7 +230,7 @@ func TestTwoActiveEnginesBug(t *testing.T) {
 			if es[0].Name != mig || es[0].Name == old {
 				t.Errorf("survivor %s, want %s", es[0].Name, mig)
 			}
-			e.expectNoDataLoss(vol)
+			e.ExpectNoDataLoss(vol)
 		})
 	}
 }
@@ -281,12 +261,7 @@ func TestRepairAfterBug(t *testing.T) {
 				e.Delete(longhorn.Engines, old)
 			}
 			if !tc.dataLoss {
-				e.WaitFor("converged on node-b", vol, testenv.Settled(nodeB))
-				e.WaitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-					return len(rs) == 2 && es[0].Name == mig
-				})
-				e.expectNoDataLoss(vol)
-				e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+				e.ExpectConverged(vol, nodeB, mig)
 				return
 			}
 			// Deleting on 1.4: the flip never runs, clean-up deletes the survivor's

@@ -55,6 +55,16 @@ func (e *Env) StartMigration(vol string) (old, mig string) {
 	return EngineOn(es, NodeA).Name, EngineOn(es, NodeB).Name
 }
 
+// Confirm confirms the migration as CSI does (detaches node-a) and waits
+// until the volume is settled on node-b.
+func (e *Env) Confirm(vol string) {
+	e.T.Helper()
+	if err := e.Sim.Detach(e.Ctx, vol, NodeA); err != nil {
+		e.T.Fatal(err)
+	}
+	e.WaitFor("confirmed on node-b", vol, Settled(NodeB))
+}
+
 // WaitStuck waits for the #6642 state: two active engines, the volume on
 // node-b, and the volume controller failing every sync with the BUG error.
 func (e *Env) WaitStuck(vol string) {

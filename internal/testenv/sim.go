@@ -105,6 +105,36 @@ func (e *Env) Await(what string, cond func() bool) {
 	}
 }
 
+// ExpectNoDataLoss fails the test when the simulator wiped a data
+// directory of vol or holds its data lost.
+func (e *Env) ExpectNoDataLoss(vol string) {
+	e.T.Helper()
+	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
+		e.T.Errorf("volume %s: data directories wiped: %v", vol, w)
+	}
+	lost, err := e.Sim.DataLost(e.Ctx, vol)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if lost {
+		v, es, rs := e.State(vol)
+		e.T.Errorf("volume %s lost its data:\n%s", vol, lhsim.Describe(v, es, rs))
+	}
+}
+
+// ExpectConverged waits for what a good confirm or repair leaves: vol
+// settled on node with engine alone and two replicas, then checks that no
+// data was lost and waits for Longhorn's sync errors to stop.
+func (e *Env) ExpectConverged(vol, node, engine string) {
+	e.T.Helper()
+	e.WaitFor("settled on "+node, vol, Settled(node))
+	e.WaitFor("only "+engine+" and two replicas left", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+		return len(es) == 1 && es[0].Name == engine && len(rs) == 2
+	})
+	e.ExpectNoDataLoss(vol)
+	e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+}
+
 // State reads vol, its engines and replicas live, or fails the test.
 func (e *Env) State(vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
 	e.T.Helper()

@@ -36,17 +36,6 @@ func (e *simEnv) requestMigration(vol string) {
 	// volume): the ticket stays, and the request lands whenever they do.
 }
 
-// noDataLost fails the test if lhsim wiped any data directory of vol.
-func (e *simEnv) noDataLost(vol string) {
-	e.T.Helper()
-	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
-		e.T.Errorf("data directories wiped: %v", w)
-	}
-	if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
-		e.T.Errorf("data lost: %t %v", lost, err)
-	}
-}
-
 // With the old order (the stale engine deactivated while its replicas are
 // still active), a migration request before Longhorn's next sync makes the
 // revert delete those active replicas and wipe the directories the
@@ -141,7 +130,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 						t.Errorf("the stale engine was written after the request: %s", res.Stdout)
 					}
 				}
-				e.noDataLost(vol)
+				e.ExpectNoDataLoss(vol)
 
 				// Roll the request back (the drain gives up) and finish.
 				if err := e.Sim.Detach(e.Ctx, vol, nodeC); err != nil {
@@ -162,7 +151,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 				if len(es) != 1 || es[0].Name != mig {
 					t.Errorf("engines %v, want only %s", engineNames(es), mig)
 				}
-				e.noDataLost(vol)
+				e.ExpectNoDataLoss(vol)
 			})
 		}
 	}
@@ -210,7 +199,7 @@ func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
 		testenv.Contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
 		e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
 		e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
-		e.noDataLost(vol)
+		e.ExpectNoDataLoss(vol)
 	})
 }
 
@@ -242,7 +231,7 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 		if len(es) != 1 || es[0].Name != mig {
 			t.Errorf("engines %v", engineNames(es))
 		}
-		e.noDataLost(vol)
+		e.ExpectNoDataLoss(vol)
 	})
 }
 

@@ -112,17 +112,7 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 				t.Errorf("the survivor %s was written", mig)
 			}
 
-			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
-			e.WaitFor("original replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-				return len(es) == 1 && es[0].Name == mig && len(rs) == 2
-			})
-			if w := e.Sim.WipedDirs(vol); len(w) > 0 {
-				t.Errorf("data directories wiped: %v", w)
-			}
-			if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
-				t.Errorf("data lost: %t %v", lost, err)
-			}
-			e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
+			e.ExpectConverged(vol, testenv.NodeB, mig)
 
 			// Idempotent: a second run finds nothing to do and writes nothing.
 			dir2 := filepath.Join(t.TempDir(), "again")

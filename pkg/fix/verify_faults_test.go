@@ -64,9 +64,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 				t.Errorf("the survivor %s was patched %d times", mig, n)
 			}
 			e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
-			if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
-				t.Errorf("data lost: %t %v", lost, err)
-			}
+			e.ExpectNoDataLoss(vol)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
@@ -29,7 +30,7 @@ func TestGuardSurvivesThrottlingAndExpiredWatches(t *testing.T) {
 	if out.Result != fix.ResultRepaired {
 		t.Errorf("outcome %s: %s", out.Result, out.Detail)
 	}
-	e.converged(vol, mig)
+	e.ExpectConverged(vol, testenv.NodeB, mig)
 	res := g.stop()
 	if res.Code != 0 {
 		t.Errorf("exit %d\n%s", res.Code, res)

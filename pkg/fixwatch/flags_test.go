@@ -86,7 +86,7 @@ func TestGuardNamedVolumesOnly(t *testing.T) {
 	if out := g.awaitOutcome(e.Ctx, "vol-mine", 1); out.Result != fix.ResultRepaired {
 		t.Errorf("outcome %s: %s", out.Result, out.Detail)
 	}
-	e.converged("vol-mine", mig)
+	e.ExpectConverged("vol-mine", testenv.NodeB, mig)
 	res := g.stop()
 	if res.Code != 0 || e.Sim.FaultHits(fid) != 1 {
 		t.Errorf("exit %d, fault hits %d", res.Code, e.Sim.FaultHits(fid))

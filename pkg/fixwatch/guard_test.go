@@ -38,7 +38,7 @@ func TestGuardRepairsTheBugAfterSettle(t *testing.T) {
 			if out.Result != fix.ResultRepaired {
 				t.Errorf("outcome %s: %s", out.Result, out.Detail)
 			}
-			e.converged(vol, mig)
+			e.ExpectConverged(vol, testenv.NodeB, mig)
 			if e.Sim.FaultHits(fid) != 1 {
 				t.Errorf("the injected delete failure fired %d times", e.Sim.FaultHits(fid))
 			}
@@ -111,10 +111,7 @@ func TestGuardLeavesANormalMigrationAlone(t *testing.T) {
 		_, mig := e.StartMigration(vol)
 		_, es0, _ := e.State(vol)
 		migUID := testenv.EngineOn(es0, testenv.NodeB).UID
-		if err := e.Sim.Detach(e.Ctx, vol, testenv.NodeA); err != nil {
-			t.Fatal(err)
-		}
-		e.WaitFor("confirmed on node-b", vol, testenv.Settled(testenv.NodeB))
+		e.Confirm(vol)
 		g.l.await(t, e.Ctx, g.done, "the guard saw the migration end", func(l *listeners) bool {
 			return l.seen[vol][detect.TypeMigrationInFlight] && l.classes[vol] == ""
 		})

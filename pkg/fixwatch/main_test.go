@@ -16,7 +16,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fixwatch"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // cluster is the package's API server, shared by every test. Tests that use
@@ -250,7 +249,7 @@ func (r *guardRun) repairedAndStopped(e *simEnv, vol, mig string) clitest.Result
 	if out := r.awaitOutcome(e.Ctx, vol, 1); out.Result != fix.ResultRepaired {
 		r.t.Errorf("outcome %s: %s", out.Result, out.Detail)
 	}
-	e.converged(vol, mig)
+	e.ExpectConverged(vol, testenv.NodeB, mig)
 	res := r.stop()
 	if res.Code != 0 {
 		r.t.Errorf("exit %d", res.Code)
@@ -371,21 +370,4 @@ func (e *simEnv) produceBug(vol string) (old, mig string) {
 	e.confirmWithFault(vol)
 	e.WaitStuck(vol)
 	return old, mig
-}
-
-// converged checks what a good repair leaves: the migration engine alone,
-// replicas flipped to it, no data directory wiped, no more sync errors.
-func (e *simEnv) converged(vol, mig string) {
-	e.T.Helper()
-	e.WaitFor("testenv.Settled on node-b", vol, testenv.Settled(testenv.NodeB))
-	e.WaitFor("old replicas cleaned up", vol, func(_ *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
-		return len(es) == 1 && es[0].Name == mig && len(rs) == 2
-	})
-	if w := e.Sim.WipedDirs(vol); len(w) > 0 {
-		e.T.Errorf("data directories wiped: %v", w)
-	}
-	if lost, err := e.Sim.DataLost(e.Ctx, vol); err != nil || lost {
-		e.T.Errorf("data lost: %t %v", lost, err)
-	}
-	e.Await("sync errors stop", func() bool { return e.Sim.LastSyncError(vol) == "" })
 }

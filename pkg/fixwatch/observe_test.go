@@ -82,7 +82,7 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 	if out.Result != fix.ResultRepaired {
 		t.Fatalf("outcome %s: %s", out.Result, out.Detail)
 	}
-	e.converged(vol, mig)
+	e.ExpectConverged(vol, testenv.NodeB, mig)
 	after := scrapeUntil(t, e.Ctx, addr, "the volume healthy again", func(m scrape) bool { return !m.has("finding_first_seen_timestamp_seconds", stuck) })
 	after.expect(t, "after the repair", []series{
 		{"volumes", map[string]string{"type": "MultipleActiveEngines"}, 0},
@@ -213,7 +213,7 @@ func TestOneShotFixRecordsItsVerification(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("fix exit %d", res.Code)
 	}
-	e.converged(vol, mig)
+	e.ExpectConverged(vol, testenv.NodeB, mig)
 	awaitRepairEvents(t, e.Ctx, full, ns, vol)
 }
 

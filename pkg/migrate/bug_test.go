@@ -38,7 +38,7 @@ func TestConfirmLeavesTwoActiveEngines(t *testing.T) {
 		if active != 2 || v.Status.CurrentNodeID != nodeB {
 			t.Errorf("want the #6642 state left for fix to repair:\n%s", lhsim.Describe(v, es, rs))
 		}
-		e.expectNoDataLoss(vol)
+		e.ExpectNoDataLoss(vol)
 		st := e.run("migrate", "status", vol)
 		expectCode(t, st, 0)
 		expectContains(t, "status", st.Stdout, "Phase:      NeedsAttention", "longhorn-engines fix "+vol)

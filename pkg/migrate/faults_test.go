@@ -128,11 +128,11 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 						v, es, rs := e.State(vol)
 						t.Errorf("the migration is no longer in place:\n%s", lhsim.Describe(v, es, rs))
 					}
-					e.expectNoDataLoss(vol)
+					e.ExpectNoDataLoss(vol)
 					return
 				}
 				e.WaitFor("testenv.Settled on "+tt.end, vol, testenv.Settled(tt.end))
-				e.expectNoDataLoss(vol)
+				e.ExpectNoDataLoss(vol)
 			})
 		}
 	}
@@ -217,7 +217,7 @@ func TestSignalDuringConfirm(t *testing.T) {
 				}
 			}
 			e.WaitFor(fmt.Sprintf("testenv.Settled on %s", tt.end), vol, testenv.Settled(tt.end))
-			e.expectNoDataLoss(vol)
+			e.ExpectNoDataLoss(vol)
 		})
 	}
 }

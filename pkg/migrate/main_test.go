@@ -108,18 +108,7 @@ func (e *env) expectSettled(vol, node string) {
 	if !testenv.Settled(node)(v, es, rs) {
 		e.T.Errorf("volume %s not testenv.Settled on %s:\n%s", vol, node, lhsim.Describe(v, es, rs))
 	}
-	e.expectNoDataLoss(vol)
-}
-
-func (e *env) expectNoDataLoss(vol string) {
-	e.T.Helper()
-	lost, err := e.Sim.DataLost(e.Ctx, vol)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	if lost {
-		e.T.Errorf("volume %s lost its data (wiped: %v)", vol, e.Sim.WipedDirs(vol))
-	}
+	e.ExpectNoDataLoss(vol)
 }
 
 // va reads the volume's longhorn.io VolumeAttachment.
