@@ -93,7 +93,8 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Bounded fuzzing of the bundle, file and log parsers (not in CI: see .ci/run).
+# Bounded fuzzing of the bundle, file and log parsers, and of what scan,
+# describe and preflight print of them (not in CI: see .ci/run).
 # -fuzzminimizetime keeps a crash's minimisation from eating the budget.
 # A fuzz build instruments every package it links: -tags fuzz leaves out
 # readstate's test files that start an API server (//go:build !fuzz), which
@@ -104,6 +105,7 @@ fuzz:
 	$(FUZZ) -fuzz=FuzzFilesParse  ./pkg/readstate
 	$(FUZZ) -fuzz=FuzzBundleParse ./pkg/readstate
 	$(FUZZ) -fuzz=FuzzLogLine     ./pkg/readstate
+	$(FUZZ) -fuzz=FuzzCommandsEscape ./pkg/cmd
 
 # --- Release and ecosystem -------------------------------------------------
 # Pinned tools build from the Go module proxy into bin/tools, from their own
