@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // LogEvidence sums up, for one volume, the longhorn-manager log lines that
@@ -117,7 +118,13 @@ func logMessage(s string, at int) string {
 	}
 	msg = strings.TrimRight(msg, `\ `)
 	if len(msg) > maxMessage {
-		msg = msg[:maxMessage]
+		// cut by runes: a byte cut can split a character, which would
+		// then print as an escape of its first bytes
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut]
 	}
 	return msg
 }
