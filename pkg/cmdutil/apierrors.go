@@ -46,9 +46,9 @@ func explain(err error, verb, resource, namespace string) string {
 	case apierrors.IsNotFound(err) && isListLike(verb) && strings.HasSuffix(resource, ".longhorn.io"):
 		return fmt.Sprintf("the server has no resource %s: Longhorn is not installed, or not at v1.3 or later (longhorn.io/v1beta2)", resource)
 	case unreachable(err):
-		return fmt.Sprintf("cannot reach the Kubernetes API server: %s", oneLine(err))
+		return fmt.Sprintf("cannot reach the Kubernetes API server: %s", OneLine(err))
 	}
-	return fmt.Sprintf("%s %s: %s", verb, resource, oneLine(err))
+	return fmt.Sprintf("%s %s: %s", verb, resource, OneLine(err))
 }
 
 func isListLike(verb string) bool { return verb == "list" || verb == "watch" }
@@ -56,9 +56,9 @@ func isListLike(verb string) bool { return verb == "list" || verb == "watch" }
 func reasonOf(err error) string {
 	var s apierrors.APIStatus
 	if errors.As(err, &s) && s.Status().Message != "" {
-		return oneLine(errors.New(s.Status().Message))
+		return OneLine(errors.New(s.Status().Message))
 	}
-	return oneLine(err)
+	return OneLine(err)
 }
 
 func unreachable(err error) bool {
@@ -70,6 +70,8 @@ func unreachable(err error) bool {
 		strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host")
 }
 
-func oneLine(err error) string {
+// OneLine is err's message on one line, its runs of white space (a
+// parser's or an API server's line breaks) made single spaces.
+func OneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }

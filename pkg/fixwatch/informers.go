@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -185,14 +184,12 @@ func (g *Guard) outageStarts(r longhorn.Resource) (first bool) {
 func (g *Guard) watchEnded(r longhorn.Resource, verb string, err error) {
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 		if g.outageStarts(r) {
-			g.errOut.Printf("the watch on %s expired (%v); client-go re-lists", r.GroupResource(), oneLine(err))
+			g.errOut.Printf("the watch on %s expired (%v); client-go re-lists", r.GroupResource(), cmdutil.OneLine(err))
 		}
 		return
 	}
 	g.interrupted(r, verb, err)
 }
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 // resumed is called after every successful list, streaming list or watch
 // request of r. After an outage it reports that the watch is back; a list

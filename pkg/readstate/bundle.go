@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
@@ -545,7 +546,7 @@ func readMetadata(b bundleFS, cat *catalog, warnf func(string, ...any)) bundleMe
 	}
 	v, err := yamlToAny(raw)
 	if err != nil {
-		warnf("%s: YAML does not parse: %s", cat.metadata, oneLineErr(err))
+		warnf("%s: YAML does not parse: %s", cat.metadata, cmdutil.OneLine(err))
 		return m
 	}
 	fields := map[string]string{}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // maxProblems caps the parse problems kept per input; the count goes on.
@@ -450,7 +452,7 @@ func (s *yamlSplitter) flushItem() error {
 	where := fmt.Sprintf("document %d item %d", s.doc, s.item)
 	v, err := yamlToAny(s.buf.Bytes())
 	if err != nil {
-		s.probs.add("%s: YAML does not parse: %v", where, oneLineErr(err))
+		s.probs.add("%s: YAML does not parse: %v", where, cmdutil.OneLine(err))
 		return nil
 	}
 	seq, ok := v.([]any)
@@ -480,7 +482,7 @@ func (s *yamlSplitter) decodeDoc() error {
 	where := fmt.Sprintf("document %d", s.doc)
 	v, err := yamlToAny(s.buf.Bytes())
 	if err != nil {
-		s.probs.add("%s: YAML does not parse: %v", where, oneLineErr(err))
+		s.probs.add("%s: YAML does not parse: %v", where, cmdutil.OneLine(err))
 		return nil
 	}
 	if seq, ok := v.([]any); ok {
@@ -565,9 +567,4 @@ func isItemsKey(line []byte) bool {
 	}
 	rest := bytes.TrimSpace(t[len("items:"):])
 	return len(rest) == 0 || rest[0] == '#'
-}
-
-// oneLineErr flattens a multi-line parser error.
-func oneLineErr(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
