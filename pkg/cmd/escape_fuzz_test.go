@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
@@ -19,8 +17,8 @@ import (
 // FuzzCommandsEscape: whatever a cluster object or a support bundle holds in
 // the text the commands print (a PVC, pod and workload name, a condition
 // message, a volume's own name, a manager log line), scan, describe and
-// preflight print it escaped, read from files and from a bundle: no control
-// character but newline and tab, no invalid UTF-8, reaches the terminal.
+// preflight print it escaped, read from files and from a bundle: every output
+// line is safetext.Printable.
 // make test runs the seeds; make fuzz runs it bounded.
 func FuzzCommandsEscape(f *testing.F) {
 	for _, s := range []string{"\x1b]0;owned\x07\x1b[2J", "\u009b31m", "\xff\xfe", "a\rb", "\x00", "plain"} {
@@ -31,11 +29,7 @@ func FuzzCommandsEscape(f *testing.F) {
 		objs := evilScenario(evil)
 		// JSON, as kubectl get -o json writes it: the YAML encoder of the
 		// test helpers refuses some control characters that JSON carries.
-		items := make([]any, len(objs))
-		for i, o := range objs {
-			items[i] = o
-		}
-		list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+		list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": objs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,9 +38,10 @@ func FuzzCommandsEscape(f *testing.F) {
 			t.Fatal(err)
 		}
 		sources := [][]string{{"-f", file}}
-		bundle := &testenv.Bundle{UID: "fuzz", CreatedAt: time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), Objects: objs,
-			Logs: map[string]string{"longhorn-system/longhorn-manager-x/longhorn-manager.log": testenv.KubeletPrefix(time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC),
-				testenv.BugLine(testenv.Style151, time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), testenv.BundleNamespace, "pvc-stuck", "pvc-stuck-e-1"+evil, "pvc-stuck-e-0", "node-b"+evil)) + "\n"}}
+		at := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+		bundle := &testenv.Bundle{UID: "fuzz", CreatedAt: at, Objects: objs,
+			Logs: map[string]string{"longhorn-system/longhorn-manager-x/longhorn-manager.log": testenv.KubeletPrefix(at,
+				testenv.BugLine(testenv.Style151, at, testenv.BundleNamespace, "pvc-stuck", "pvc-stuck-e-1"+evil, "pvc-stuck-e-0", "node-b"+evil)) + "\n"}}
 		if zipPath, err := bundle.WriteZip(dir); err == nil {
 			sources = append(sources, []string{"--bundle", zipPath})
 		} else {
@@ -65,8 +60,11 @@ func FuzzCommandsEscape(f *testing.F) {
 				r := clitest.Run(ctx, "", args...)
 				cancel()
 				out := r.Stdout + r.Stderr
-				if bad, ok := rawControl(out); ok {
-					t.Fatalf("%s prints %q raw:\n%q", strings.Join(args, " "), bad, out)
+				// safetext's own rule, line by line (tabs are white space here)
+				for _, line := range strings.Split(strings.ReplaceAll(out, "\t", " "), "\n") {
+					if !safetext.Printable(line) {
+						t.Fatalf("%s prints %q raw:\n%q", strings.Join(args, " "), line, out)
+					}
 				}
 				if args[0] != "describe" {
 					continue
@@ -114,20 +112,4 @@ func asRead(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// rawControl finds the first rune a terminal could act on: a control
-// character other than newline and tab (C0, DEL, C1) or invalid UTF-8.
-func rawControl(s string) (string, bool) {
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
-				return s[i : i+1], true
-			}
-		}
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
-			return string(r), true
-		}
-	}
-	return "", false
 }
