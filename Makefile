@@ -7,7 +7,7 @@ PKGS     := ./...
 TEST_TIMEOUT ?= 40m
 
 .PHONY: all build demo sim test kube-apiserver test-short bench explore vet fmt-check lint docs docs-check tidy-check fuzz clean \
-	test-releases soak tools alerts-test release-check release-snapshot krew-check krew-index image image-check
+	test-releases soak tools lint-tool alerts-test release-test release-check release-snapshot krew-check krew-index image image-check
 
 all: build
 
@@ -119,6 +119,17 @@ IMAGE_TOOL    := $(TOOLS_DIR)/image
 PROMTOOL      := $(TOOLS_DIR)/promtool
 
 tools: $(GORELEASER) $(GOLANGCI_LINT) $(KREW) $(VALIDATE_KREW) $(IMAGE_TOOL) $(PROMTOOL)
+
+# The one tool CI builds (.ci/run): golangci-lint. The others serve
+# release-test, which CI does not run.
+lint-tool: $(GOLANGCI_LINT)
+
+# What a release ships, checked without publishing: the alert rules through
+# promtool, the goreleaser snapshot, the krew install from a local index and
+# the image. Not in CI (.ci/run says why): run it before tagging a release
+# and after changing deploy/, .goreleaser.yaml, .krew.yaml, krew-index/ or
+# hack/image.
+release-test: alerts-test release-check krew-check image-check
 
 $(GORELEASER): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(CURDIR)/$@ github.com/goreleaser/goreleaser/v2
