@@ -151,8 +151,16 @@ func build(release string) (string, error) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return "", fmt.Errorf("lhreal: lock the build of %s: %w", release, err)
 	}
+	// With the plugin's release environment and flags (CGO_ENABLED=0,
+	// -trimpath), so the standard library and any module version the two
+	// share compile once in a cold CI, not once per set of flags.
+	rb, err := testenv.ReadReleaseBuild()
+	if err != nil {
+		return "", err
+	}
 	out := filepath.Join(dir, "longhorn-controllers-"+release)
-	cmd := exec.Command("go", "build", "-C", moduleDir(release), "-o", out, ".")
+	cmd := exec.Command("go", append(append([]string{"build", "-C", moduleDir(release)}, rb.Flags...), "-o", out, ".")...)
+	cmd.Env = append(os.Environ(), rb.Env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
