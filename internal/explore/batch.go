@@ -220,7 +220,7 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 		return nil, err
 	}
 	observe := func(name string) Observed {
-		v, es, rs := stateOf(st, name)
+		v, es, rs := st.VolumeState(name)
 		return Judge(v, es, rs, w.lostDirs(name, rs), w.activeDeleted(name))
 	}
 	for i := range cases {
@@ -253,28 +253,6 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 		}
 	}
 	return results, nil
-}
-
-func stateOf(st *longhorn.State, vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica) {
-	var v *longhorn.Volume
-	for i := range st.Volumes {
-		if st.Volumes[i].Name == vol {
-			v = &st.Volumes[i]
-		}
-	}
-	var es []longhorn.Engine
-	for _, e := range st.Engines {
-		if e.Spec.VolumeName == vol {
-			es = append(es, e)
-		}
-	}
-	var rs []longhorn.Replica
-	for _, r := range st.Replicas {
-		if r.Spec.VolumeName == vol {
-			rs = append(rs, r)
-		}
-	}
-	return v, es, rs
 }
 
 // scanNS is scan: the namespace read as scan reads it, classified.

@@ -99,3 +99,17 @@ func (st *State) EnginesOf(vol string) []*Engine {
 func (st *State) ReplicasOf(vol string) []*Replica {
 	return Select(st.Replicas, func(r *Replica) bool { return VolumeOf(r) == vol })
 }
+
+// VolumeState is vol as a check of one volume takes it: the volume (nil
+// when st does not hold it) and copies of its engines and replicas.
+func (st *State) VolumeState(vol string) (*Volume, []Engine, []Replica) {
+	return st.Volume(vol), values(st.EnginesOf(vol)), values(st.ReplicasOf(vol))
+}
+
+func values[T any](ps []*T) []T {
+	out := make([]T, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, *p)
+	}
+	return out
+}
