@@ -19,6 +19,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -58,6 +59,65 @@ func (l *lockedBuffer) lines() []stampedLine {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]stampedLine(nil), l.stamped...)
+}
+
+// guardLine is one of the guard's stdout lines that say what it did (after
+// its timestamp): `kind.longhorn.io "name" verb` for a write (fix's
+// kubectl-style line, nothing after the verb), `volume.longhorn.io "name"
+// result: detail` for a repair's outcome. Its other lines (`changed: ...`,
+// findings, `has stayed repairable ...`) report what it saw and are left out.
+type guardLine struct {
+	kind, name, verb string
+	outcome          bool // a repair's outcome, not a write
+	at               time.Time
+}
+
+var guardLineRE = regexp.MustCompile(`^(?:\S+Z )?([a-z]+)\.longhorn\.io "([^"]+)" ([a-z-]+)(:.*)?$`)
+
+// guardResults are the results a repair of the guard ends with (it waits
+// and verifies, so never fix's unverified "changed", which is also the
+// watch's word for an object it saw change).
+var guardResults = map[fix.Result]bool{
+	fix.ResultRepaired: true, fix.ResultSuperseded: true, fix.ResultTimedOut: true, fix.ResultFailed: true,
+	fix.ResultSkipped: true, fix.ResultRefused: true, fix.ResultInverted: true, fix.ResultNotAttempted: true,
+}
+
+// guardLines are the guard's writes and outcomes so far, in order.
+func (l *lockedBuffer) guardLines() []guardLine {
+	var out []guardLine
+	for _, sl := range l.lines() {
+		m := guardLineRE.FindStringSubmatch(sl.text)
+		switch {
+		case m == nil:
+		case m[4] == "": // a write
+			out = append(out, guardLine{kind: m[1], name: m[2], verb: m[3], at: sl.at})
+		case m[1] == "volume" && guardResults[fix.Result(m[3])]:
+			out = append(out, guardLine{kind: m[1], name: m[2], verb: m[3], outcome: true, at: sl.at})
+		}
+	}
+	return out
+}
+
+// outcomes are the guard's repair outcomes of vol so far, in order.
+func (l *lockedBuffer) outcomes(vol string) []guardLine {
+	var out []guardLine
+	for _, gl := range l.guardLines() {
+		if gl.outcome && gl.kind == "volume" && gl.name == vol {
+			out = append(out, gl)
+		}
+	}
+	return out
+}
+
+// count is how many of the guard's outcomes of vol are result.
+func (l *lockedBuffer) count(vol, result string) int {
+	n := 0
+	for _, o := range l.outcomes(vol) {
+		if o.verb == result {
+			n++
+		}
+	}
+	return n
 }
 
 func (l *lockedBuffer) String() string {
@@ -190,7 +250,7 @@ func TestGuardWhileVolumesMigrate(t *testing.T) {
 		e.waitFor("confirmed on node-b", confirmed, settled(nodeB))
 		e.waitFor("rolled back to node-a", rolledBack, settled(nodeA))
 		e.await("the guard repaired "+stuck, func() bool {
-			return strings.Contains(g.stdout.String(), `volume.longhorn.io "`+stuck+`" repaired`)
+			return g.stdout.count(stuck, "repaired") > 0
 		})
 		e.waitFor("converged on node-b", stuck, settled(nodeB))
 
@@ -247,7 +307,7 @@ func TestGuardAfterVolumeMovesOn(t *testing.T) {
 		}
 		e.detach(vol, nodeB)
 		e.await("the guard repaired the next stuck state", func() bool {
-			return strings.Count(g.stdout.String(), `volume.longhorn.io "`+vol+`" repaired`) == 1
+			return g.stdout.count(vol, "repaired") == 1
 		})
 		e.waitFor("converged on node-c", vol, settled(nodeC))
 		if code := g.stop(e); code != 0 {
@@ -312,12 +372,10 @@ func (e *env) guardWritesThen(vol string, then func()) *guardRun {
 	if !longhorn.MustParseVersion(e.release).Affected() {
 		ends = "superseded|repaired"
 	}
-	// the outcome line (not the watch's `changed:` lines)
-	outcome := regexp.MustCompile(`volume\.longhorn\.io "` + vol + `" (repaired|superseded|timed-out|failed|skipped|refused|inverted|not-attempted):`)
 	var first string
 	e.await("the outcome of the guard's first repair", func() bool {
-		if m := outcome.FindStringSubmatch(g.stdout.String()); m != nil {
-			first = m[1]
+		if outs := g.stdout.outcomes(vol); len(outs) > 0 {
+			first = outs[0].verb
 		}
 		return first != ""
 	})

@@ -515,15 +515,6 @@ func (s *soak) check(when string) {
 	}
 }
 
-// The guard's stdout lines (after its timestamp): `kind.longhorn.io "name"
-// verb` for a write (fix's kubectl-style line, nothing after the verb), and
-// `volume.longhorn.io "name" repaired: detail` for a verified repair
-// (`superseded: detail` when the volume moved on before it). Its other lines (`changed: ...`, findings) report what it saw.
-var (
-	guardWrite    = regexp.MustCompile(`^(?:\S+Z )?([a-z]+)\.longhorn\.io "([^"]+)" ([a-z]+)$`)
-	guardRepaired = regexp.MustCompile(`^(?:\S+Z )?volume\.longhorn\.io "([^"]+)" (repaired|superseded):`)
-)
-
 var bugEngines = regexp.MustCompile(`BUG: found the second active engine (\S+) besides (\S+)`)
 
 // stuckStates are the two-active states that Longhorn's controller called
@@ -550,11 +541,10 @@ func (s *soak) stuckStates() (map[string][]twoActive, int) {
 
 // guardOutcome is the guard's first `repaired` (or `superseded`) outcome
 // for vol at or after start: the one that ends a stuck state begun then.
-func guardOutcome(lines []stampedLine, vol string, start time.Time) (time.Time, string, bool) {
-	for _, l := range lines {
-		m := guardRepaired.FindStringSubmatch(l.text)
-		if m != nil && m[1] == vol && !l.at.Before(start) {
-			return l.at, m[2], true
+func guardOutcome(ls []guardLine, vol string, start time.Time) (time.Time, string, bool) {
+	for _, o := range ls {
+		if o.outcome && o.kind == "volume" && o.name == vol && (o.verb == "repaired" || o.verb == "superseded") && !o.at.Before(start) {
+			return o.at, o.verb, true
 		}
 	}
 	return time.Time{}, "", false
@@ -568,7 +558,7 @@ func guardOutcome(lines []stampedLine, vol string, start time.Time) (time.Time, 
 func (s *soak) awaitGuardOutcomes() {
 	_ = wait.PollUntilContextTimeout(s.ctx, time.Second, s.cfg.Settle+soakSyncBound, true, func(context.Context) (bool, error) {
 		stuck, _ := s.stuckStates()
-		lines := s.guard.stdout.lines()
+		lines := s.guard.stdout.guardLines()
 		for vol, ivs := range stuck {
 			for _, iv := range ivs {
 				if _, _, ok := guardOutcome(lines, vol, iv.start); !ok {
@@ -587,7 +577,7 @@ func (s *soak) result() soakResult {
 	res := s.res
 	stuck, twoActive := s.stuckStates()
 	res.TwoActive = twoActive
-	lines := s.guard.stdout.lines()
+	lines := s.guard.stdout.guardLines()
 	for vol, ivs := range stuck {
 		for _, iv := range ivs {
 			res.Stuck++
@@ -617,11 +607,10 @@ func (s *soak) result() soakResult {
 	}
 	// every write of the guard falls in a stuck state of its volume
 	for _, l := range lines {
-		m := guardWrite.FindStringSubmatch(l.text)
-		if m == nil {
+		if l.outcome {
 			continue
 		}
-		vol := s.volumeOf(m[1], m[2])
+		vol := s.volumeOf(l.kind, l.name)
 		ok := false
 		for _, iv := range stuck[vol] {
 			if !l.at.Before(iv.start) && (iv.end.IsZero() || !l.at.After(iv.end.Add(5*time.Second))) {
@@ -630,7 +619,7 @@ func (s *soak) result() soakResult {
 		}
 		if !ok {
 			res.GuardWritesNotStuck++
-			s.violateOn(&res, "the guard wrote %q while %s was not stuck", l.text, vol)
+			s.violateOn(&res, "the guard wrote %s %q (%s) while %s was not stuck", l.kind, l.name, l.verb, vol)
 		}
 	}
 	affected := false
