@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // API servers restart and their load balancers drop connections during the
@@ -32,7 +34,8 @@ func (t *readRetry) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || req.Body != nil && req.Body != http.NoBody {
 		return t.next.RoundTrip(req)
 	}
-	wait := t.backoff
+	// 200ms doubling to a 2s cap: five waits, at most 5s in all.
+	backoff := wait.Backoff{Duration: t.backoff, Factor: 2, Cap: 2 * time.Second, Steps: t.attempts}
 	for attempt := 1; ; attempt++ {
 		resp, err := t.next.RoundTrip(req)
 		if attempt >= t.attempts || !transient(req.Context(), resp, err) {
@@ -45,10 +48,7 @@ func (t *readRetry) RoundTrip(req *http.Request) (*http.Response, error) {
 		select {
 		case <-req.Context().Done():
 			return nil, req.Context().Err()
-		case <-time.After(wait):
-		}
-		if wait *= 2; wait > 2*time.Second {
-			wait = 2 * time.Second
+		case <-time.After(backoff.Step()):
 		}
 	}
 }
