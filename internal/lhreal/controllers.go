@@ -47,7 +47,8 @@ type Fault struct {
 	Code int `json:"code,omitempty"`
 	// Mode: "" (the request is not sent), "after" (sent, so the write
 	// takes effect, then answered with Code: a timeout after the server
-	// applied it) or "reset" (a connection reset, not sent).
+	// applied it), "timeout" (sent, then the client's deadline: an error,
+	// no answer) or "reset" (a connection reset, not sent).
 	Mode string `json:"mode,omitempty"`
 }
 

@@ -31,8 +31,9 @@ type Fault struct {
 	Code int `json:"code"`
 	// Mode: "" answers Code and never sends the request; "after" sends it
 	// (the write takes effect) and then answers Code, as a timeout after
-	// the server applied it does; "reset" answers with a connection reset,
-	// the request never sent.
+	// the server applied it does; "timeout" sends it and then fails as the
+	// client's own deadline does, with no answer at all (Code unused);
+	// "reset" answers with a connection reset, the request never sent.
 	Mode string `json:"mode,omitempty"`
 	// Hits counts the requests answered so far.
 	Hits int `json:"hits"`
@@ -56,7 +57,7 @@ func (fs *Faults) Add(f Fault) (int, error) {
 		return 0, fmt.Errorf("resource is required")
 	}
 	switch f.Mode {
-	case "", "after", "reset":
+	case "", "after", "timeout", "reset":
 	default:
 		return 0, fmt.Errorf("unknown mode %q", f.Mode)
 	}
@@ -180,13 +181,16 @@ func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return r.next.RoundTrip(req)
 	}
 	switch f.Mode {
-	case "after":
+	case "after", "timeout":
 		resp, err := r.next.RoundTrip(req)
 		if err != nil {
 			return nil, err
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
+		if f.Mode == "timeout" {
+			return nil, timeoutError{}
+		}
 	case "reset":
 		if req.Body != nil {
 			_ = req.Body.Close()
@@ -232,3 +236,11 @@ func reason(code int) string {
 	}
 	return ""
 }
+
+// timeoutError is what a client's deadline gives a request: a net.Error
+// that timed out (client-go hands it to the caller; it retries no write).
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "injected fault: timeout awaiting response headers" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }

@@ -3,6 +3,7 @@ package control
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,7 +14,9 @@ import (
 
 // TestFaultModes: a fault without a mode answers its code and never sends
 // the request; "after" sends it, so the write takes effect, and still
-// answers the code; "reset" answers a connection reset and sends nothing;
+// answers the code; "timeout" sends it and fails as a client deadline does
+// (a net.Error that timed out); "reset" answers a connection reset and
+// sends nothing;
 // each fault stops after Count hits.
 func TestFaultModes(t *testing.T) {
 	var served atomic.Int32
@@ -29,9 +32,11 @@ func TestFaultModes(t *testing.T) {
 		code      int
 		sent      int32
 		wantReset bool
+		timeout   bool
 	}{
 		{mode: "", code: http.StatusConflict, sent: 0},
 		{mode: "after", code: http.StatusGatewayTimeout, sent: 1},
+		{mode: "timeout", sent: 1, timeout: true},
 		{mode: "reset", sent: 0, wantReset: true},
 	} {
 		t.Run("mode="+tc.mode, func(t *testing.T) {
@@ -47,6 +52,11 @@ func TestFaultModes(t *testing.T) {
 			case tc.wantReset:
 				if !errors.Is(err, syscall.ECONNRESET) {
 					t.Fatalf("got %v, want a connection reset", err)
+				}
+			case tc.timeout:
+				var ne net.Error
+				if !errors.As(err, &ne) || !ne.Timeout() {
+					t.Fatalf("got %v, want a net.Error that timed out", err)
 				}
 			case err != nil:
 				t.Fatal(err)
