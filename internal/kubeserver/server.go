@@ -95,9 +95,24 @@ func Binary() (string, error) {
 	return buildPath, buildErr
 }
 
+// Options change what Start installs.
+type Options struct {
+	// CRDYAML is a Longhorn release's own CRDs (lhreal.CRDs) to install
+	// instead of the embedded ones, for Longhorn's controllers of that
+	// release.
+	CRDYAML []byte
+}
+
 // Start builds (if needed) and starts a server, installs Longhorn's CRDs and
 // creates the longhorn-system namespace.
-func Start(ctx context.Context) (_ *Server, err error) {
+func Start(ctx context.Context) (*Server, error) { return StartWith(ctx, Options{}) }
+
+// StartWith is Start with opts.
+func StartWith(ctx context.Context, opts Options) (_ *Server, err error) {
+	crds, err := opts.crds()
+	if err != nil {
+		return nil, err
+	}
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -143,10 +158,25 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	if err := s.EnsureNamespace(ctx, Namespace); err != nil {
 		return nil, err
 	}
-	if err := s.installCRDs(ctx); err != nil {
+	if err := s.installCRDs(ctx, crds); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+func (o Options) crds() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	if o.CRDYAML != nil {
+		return testcluster.ParseCRDYAML(o.CRDYAML)
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, doc := range testcluster.CRDs() {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+			return nil, fmt.Errorf("kubeserver: embedded CRD: %w", err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
 }
 
 // waitReady polls for the ready file the server writes once /readyz is OK.
@@ -189,24 +219,21 @@ func (s *Server) connect() error {
 	return s.writeKubeconfig(s.kubeconfig, "admin", s.adminToken, "")
 }
 
-// installCRDs installs the embedded Longhorn CRDs and waits until each is
-// Established and past the server's two-second start-up delay for creates.
-func (s *Server) installCRDs(ctx context.Context) error {
+// installCRDs installs Longhorn's CRDs and waits until each is Established
+// and past the server's two-second start-up delay for creates.
+func (s *Server) installCRDs(ctx context.Context, defs []*apiextensionsv1.CustomResourceDefinition) error {
 	cs, err := apiextensionsclient.NewForConfig(s.RESTConfig())
 	if err != nil {
 		return err
 	}
 	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
-	var names []string
-	for _, doc := range testcluster.CRDs() {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
-			return fmt.Errorf("kubeserver: embedded CRD: %w", err)
-		}
+	var names, plurals []string
+	for _, crd := range defs {
 		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("kubeserver: create CRD %s: %w", crd.Name, err)
 		}
 		names = append(names, crd.Name)
+		plurals = append(plurals, crd.Spec.Names.Plural)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -232,13 +259,13 @@ func (s *Server) installCRDs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubeserver: CRDs not established: %w", err)
 	}
-	return s.warm(ctx)
+	return s.warm(ctx, plurals)
 }
 
 // warm lists each resource the tests use until it answers 200: the first
 // request to a resource is answered 429 while its watch cache builds, and
 // client-go then sleeps a whole second (a raw client does not).
-func (s *Server) warm(ctx context.Context) error {
+func (s *Server) warm(ctx context.Context, plurals []string) error {
 	rt, err := rest.TransportFor(s.RESTConfig())
 	if err != nil {
 		return err
@@ -246,8 +273,8 @@ func (s *Server) warm(ctx context.Context) error {
 	hc := &http.Client{Transport: rt}
 	paths := []string{"/api/v1/pods", "/api/v1/persistentvolumeclaims", "/api/v1/persistentvolumes", "/api/v1/configmaps",
 		"/apis/storage.k8s.io/v1/volumeattachments"}
-	for _, r := range longhorn.AllResources {
-		paths = append(paths, "/apis/"+longhorn.APIVersion+"/namespaces/"+Namespace+"/"+r.Plural)
+	for _, p := range plurals {
+		paths = append(paths, "/apis/"+longhorn.APIVersion+"/namespaces/"+Namespace+"/"+p)
 	}
 	for _, p := range paths {
 		code := 0
@@ -321,20 +348,23 @@ func (s *Server) Stderr() string {
 // ServiceAccountKubeconfig creates the service account ns/name if it does
 // not exist, asks the TokenRequest API for a token of it and writes a
 // kubeconfig with that token: the API server authenticates it as
-// system:serviceaccount:ns:name and authorizes it by RBAC alone.
+// system:serviceaccount:ns:name and authorizes it by RBAC alone. Its
+// namespace is ns, as a pod of the account's namespace finds in-cluster.
+// The token lasts a day (a soak runs for hours; in a pod the kubelet
+// renews it).
 func (s *Server) ServiceAccountKubeconfig(ctx context.Context, ns, name string) (string, error) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	if _, err := s.client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", fmt.Errorf("kubeserver: create service account %s/%s: %w", ns, name, err)
 	}
-	ttl := int64(3600)
+	ttl := int64(24 * 3600)
 	tr, err := s.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &ttl}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("kubeserver: token for %s/%s: %w", ns, name, err)
 	}
 	path := filepath.Join(s.dir, "kubeconfig-"+ns+"-"+name)
-	if err := s.writeKubeconfig(path, ns+"-"+name, tr.Status.Token, ""); err != nil {
+	if err := s.writeKubeconfig(path, ns+"-"+name, tr.Status.Token, ns); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -3,6 +3,8 @@ package kubeserver
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -12,7 +14,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
+
+// GuardServiceAccount is the ServiceAccount of deploy/rbac-guard.yaml, the
+// one deploy/guard-job.yaml runs as.
+const GuardServiceAccount = "longhorn-engines"
+
+// GuardAccount applies deploy/rbac-guard.yaml with kubectl, as an operator
+// does before deploy/guard-job.yaml, and returns a kubeconfig of its
+// ServiceAccount once the Role grants it.
+func (s *Server) GuardAccount(ctx context.Context) (string, error) {
+	file := filepath.Join(testenv.ModuleRoot(), "deploy", "rbac-guard.yaml")
+	if out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", s.kubeconfig, "apply", "-f", file).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("kubeserver: kubectl apply -f deploy/rbac-guard.yaml: %v\n%s", err, out)
+	}
+	path, err := s.ServiceAccountKubeconfig(ctx, Namespace, GuardServiceAccount)
+	if err != nil {
+		return "", err
+	}
+	return path, s.waitAllowed(ctx, path, []authorizationv1.ResourceAttributes{
+		{Namespace: Namespace, Group: longhorn.Group, Resource: longhorn.Volumes.Plural, Verb: "list"}})
+}
 
 // UserWithRole makes a service account name in longhorn-system bound to a
 // Role of that name holding rules (in longhorn-system), and, when

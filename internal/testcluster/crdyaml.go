@@ -25,7 +25,7 @@ import (
 // exists is replaced by this one. Create and Reset then know these kinds
 // too; GVR knows only the embedded ones.
 func (c *Cluster) InstallCRDYAML(ctx context.Context, data []byte) error {
-	crds, err := parseCRDYAML(data)
+	crds, err := ParseCRDYAML(data)
 	if err != nil {
 		return err
 	}
@@ -33,10 +33,6 @@ func (c *Cluster) InstallCRDYAML(ctx context.Context, data []byte) error {
 	crdClient := c.crdClient.ApiextensionsV1().CustomResourceDefinitions()
 	defs := make([]*crdDef, 0, len(crds))
 	for _, crd := range crds {
-		if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
-			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-		}
-		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 		_, err := crdClient.Create(ctx, crd.DeepCopy(), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			var old *apiextensionsv1.CustomResourceDefinition
@@ -66,7 +62,11 @@ func (c *Cluster) InstallCRDYAML(ctx context.Context, data []byte) error {
 	return c.serveCRDs(ctx, defs, "from YAML ", start)
 }
 
-func parseCRDYAML(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// ParseCRDYAML returns the CustomResourceDefinitions of a multi-document
+// YAML in group longhorn.io, ready to create on a test server: webhook
+// conversion rewritten to None (no test server runs the webhook) and no
+// status.
+func ParseCRDYAML(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for {
@@ -91,6 +91,10 @@ func parseCRDYAML(data []byte) ([]*apiextensionsv1.CustomResourceDefinition, err
 		if crd.Spec.Group != Group {
 			return nil, fmt.Errorf("testcluster: CRD %s is not in group %s", crd.Name, Group)
 		}
+		if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+		}
+		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
 		out = append(out, crd)
 	}
 	if len(out) == 0 {

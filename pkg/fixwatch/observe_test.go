@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,10 +34,7 @@ import (
 func TestGuardMetricsAndEvents(t *testing.T) {
 	ctx, full, e := onKubeServer(t)
 	ns := kubeserver.Namespace
-	if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "-f", filepath.Join(deployDir, "rbac-guard.yaml")); err != nil {
-		t.Fatalf("kubectl apply -f deploy/rbac-guard.yaml: %v\n%s", err, out)
-	}
-	kc, err := full.ServiceAccountKubeconfig(ctx, ns, "longhorn-engines")
+	kc, err := full.GuardAccount(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -322,10 +322,7 @@ func TestDeployRoles(t *testing.T) {
 	guardArgs := []string{"fix", "--watch", "--yes", "--settle", settle.String(), "--backup-dir", t.TempDir()}
 
 	t.Run("guard role repairs and backs up to a ConfigMap", func(t *testing.T) {
-		if out, err := kubectl(ctx, full.KubeconfigPath(), "apply", "-f", filepath.Join(deployDir, "rbac-guard.yaml")); err != nil {
-			t.Fatalf("kubectl apply -f deploy/rbac-guard.yaml: %v\n%s", err, out)
-		}
-		kc, err := full.ServiceAccountKubeconfig(ctx, ns, "longhorn-engines")
+		kc, err := full.GuardAccount(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
