@@ -14,10 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testcluster"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -37,7 +38,7 @@ type env struct {
 	t       *testing.T
 	ctx     context.Context
 	release string
-	c       *testcluster.Cluster
+	c       apiServer
 	ns      string
 	sim     *lhsim.Sim
 	lh      *lhreal.Controllers
@@ -83,21 +84,32 @@ func forEachConfirmingRelease(t *testing.T, run func(t *testing.T, e *env, rel s
 	})
 }
 
+// apiServer is the API server a test's Longhorn runs on: the release's
+// CRD server (testcluster), or Kubernetes' own kube-apiserver with the
+// release's CRDs (kubeserver: the soak's guard runs as the Job does, with
+// its ServiceAccount, its Role and ConfigMap backups).
+type apiServer interface {
+	RESTConfig() *rest.Config
+	KubeconfigPath() string
+	Dynamic() dynamic.Interface
+}
+
 func affectedRelease(rel string) bool { return longhorn.MustParseVersion(rel).Affected() }
 func fixedRelease(rel string) bool    { return !affectedRelease(rel) }
 
 func newEnv(t *testing.T, release string) *env {
 	t.Helper()
-	return newEnvWith(t, release, []string{nodeA, nodeB, nodeC}, envTimeout)
+	return newEnvOn(t, release, suite.Cluster(t, release), testenv.Namespace("real"), []string{nodeA, nodeB, nodeC}, envTimeout)
 }
 
 // envTimeout bounds a test's env: its simulator and controllers stop then.
 const envTimeout = 10 * time.Minute
 
-// newEnvWith is newEnv on other nodes, for longer than envTimeout.
-func newEnvWith(t *testing.T, release string, nodes []string, timeout time.Duration) *env {
+// newEnvOn is newEnv in namespace ns of server c, on other nodes, for
+// another time.
+func newEnvOn(t *testing.T, release string, c apiServer, ns string, nodes []string, timeout time.Duration) *env {
 	t.Helper()
-	e := newBareEnvWithin(t, release, true, timeout)
+	e := newBareEnvOn(t, release, c, ns, true, timeout)
 	recordScenario(t, release, true)
 	for _, n := range nodes {
 		if err := e.sim.AddNode(e.ctx, n, lhsim.NodeOptions{}); err != nil {
@@ -138,15 +150,13 @@ func newEnvWith(t *testing.T, release string, nodes []string, timeout time.Durat
 // of the release's API server.
 func newBareEnv(t *testing.T, release string, instanceOnly bool) *env {
 	t.Helper()
-	return newBareEnvWithin(t, release, instanceOnly, envTimeout)
+	return newBareEnvOn(t, release, suite.Cluster(t, release), testenv.Namespace("real"), instanceOnly, envTimeout)
 }
 
-func newBareEnvWithin(t *testing.T, release string, instanceOnly bool, timeout time.Duration) *env {
+func newBareEnvOn(t *testing.T, release string, c apiServer, ns string, instanceOnly bool, timeout time.Duration) *env {
 	t.Helper()
-	c := suite.Cluster(t, release)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	ns := testenv.Namespace("real")
 	e := &env{t: t, ctx: ctx, release: release, c: c, ns: ns}
 	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: ns, Version: release, InstanceOnly: instanceOnly})
 	if err != nil {

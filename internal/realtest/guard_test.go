@@ -137,7 +137,13 @@ type guardRun struct {
 // it says it watches.
 func (e *env) startGuard(args ...string) *guardRun {
 	e.t.Helper()
-	args = append([]string{"fix", "--watch", "--kubeconfig", e.c.KubeconfigPath(), "-n", e.ns}, args...)
+	return e.startGuardAs(e.c.KubeconfigPath(), append([]string{"-n", e.ns}, args...)...)
+}
+
+// startGuardAs starts `fix --watch args` through kubeconfig.
+func (e *env) startGuardAs(kubeconfig string, args ...string) *guardRun {
+	e.t.Helper()
+	args = append([]string{"fix", "--watch", "--kubeconfig", kubeconfig}, args...)
 	g := &guardRun{cmd: exec.CommandContext(e.ctx, pluginBin, args...), done: make(chan error, 1)}
 	g.cmd.Stdout, g.cmd.Stderr = &g.stdout, &g.stderr
 	if err := g.cmd.Start(); err != nil {
