@@ -166,7 +166,9 @@ func idxEngines(groups ...[]*longhorn.Engine) []*longhorn.Engine {
 }
 
 // danglingReplicas handles the state the documented delete leaves on
-// 1.3/1.4: the one remaining engine has lost its replicas to clean-up while
+// 1.3/1.4, and 1.4.3's own confirm when its delete of the old engine landed
+// but timed out (realtest TestConfirmDeleteTimeout): the one remaining
+// engine has lost its replicas to clean-up while
 // the stale engine's replicas stay active, naming an engine that is gone.
 // Every sync fails with "no healthy or scheduled replica for starting", and
 // a migration request now would make Longhorn's revert delete those active
@@ -189,7 +191,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 			}
 		}
 	}
-	f.Reason = fmt.Sprintf("engine %s has no active replica of its own while replicas %s stay active for engine %s, which no longer exists (the stale engine was deleted by hand before the replica flags were switched); Longhorn cannot start or rebuild the volume (\"no healthy or scheduled replica for starting\"), and a migration request now would delete those replicas with their data; never delete a replica",
+	f.Reason = fmt.Sprintf("engine %s has no active replica of its own while replicas %s stay active for engine %s, which no longer exists (the old engine was deleted before the replica flags were switched: by hand, or on 1.4 by a confirm whose delete timed out after it landed); Longhorn cannot start or rebuild the volume (\"no healthy or scheduled replica for starting\"), and a migration request now would delete those replicas with their data; never delete a replica",
 		e.Name, strings.Join(names, ", "), strings.Join(gone, ", "))
 
 	cur := v.Status.CurrentNodeID

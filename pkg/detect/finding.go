@@ -29,7 +29,8 @@ const (
 	TypeInvertedReplicaFlags Type = "InvertedReplicaFlags"
 	// TypeDanglingReplicas: the volume's one engine has no active replica of
 	// its own while active replicas name an engine that no longer exists
-	// (the stale engine was deleted by hand on 1.3/1.4, cf. longhorn#1988).
+	// (the stale engine was deleted by hand on 1.3/1.4, cf. longhorn#1988,
+	// or a 1.4 confirm's delete of it timed out after it landed).
 	TypeDanglingReplicas Type = "DanglingReplicas"
 	// TypeNoActiveEngine: an attached volume with no active engine.
 	TypeNoActiveEngine Type = "NoActiveEngine"
