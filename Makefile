@@ -55,16 +55,18 @@ test-releases:
 # The soak (docs/soak.md, written by the run): MIGRATIONS live migrations per
 # release under injected faults with the guard running, every invariant
 # checked along the way (make test runs 8 a release). SOAK_RELEASES= a comma
-# list (default: make test's sample); SETTLE= the guard's --settle.
+# list (default: make test's sample); SETTLE= the guard's --settle;
+# SOAK_REPORT= where the report goes.
 MIGRATIONS    ?= 100
 SOAK_VOLUMES  ?= 4
 SOAK_SEED     ?= 1
 SETTLE        ?= 10s
 SOAK_RELEASES ?=
+SOAK_REPORT   ?= docs/soak.md
 soak: kube-apiserver
 	LHREAL_RELEASES=$(SOAK_RELEASES) SOAK_MIGRATIONS=$(MIGRATIONS) SOAK_VOLUMES=$(SOAK_VOLUMES) SOAK_SEED=$(SOAK_SEED) \
-		SOAK_SETTLE=$(SETTLE) SOAK_REPORT=$(CURDIR)/docs/soak.md \
-		SOAK_COMMAND="make soak MIGRATIONS=$(MIGRATIONS) SOAK_VOLUMES=$(SOAK_VOLUMES) SOAK_SEED=$(SOAK_SEED) SETTLE=$(SETTLE) SOAK_RELEASES=$(SOAK_RELEASES)" \
+		SOAK_SETTLE=$(SETTLE) SOAK_REPORT=$(abspath $(SOAK_REPORT)) \
+		SOAK_COMMAND="make soak MIGRATIONS=$(MIGRATIONS) SOAK_VOLUMES=$(SOAK_VOLUMES) SOAK_SEED=$(SOAK_SEED) SETTLE=$(SETTLE) SOAK_RELEASES=$(SOAK_RELEASES)$(if $(filter-out docs/soak.md,$(SOAK_REPORT)), SOAK_REPORT=$(SOAK_REPORT))" \
 		$(GO) test -timeout 0 -run '^TestSoak$$' -v ./internal/realtest
 
 test-short:
