@@ -76,10 +76,21 @@ var (
 // `make kube-apiserver` passes the same (checked by a test).
 var BuildFlags = []string{"-race", "-ldflags=-w"}
 
+// BinaryEnv names a server binary built elsewhere, which Binary then
+// returns instead of building its own: make soak's, built without -race,
+// since the race detector in the server made it most of a soak's CPU.
+const BinaryEnv = "KUBESERVER_BINARY"
+
 // Binary builds the server (test/kubeapiserver) into bin/ once per process
-// and returns its path. `make kube-apiserver` builds the same file ahead of
-// the tests.
+// and returns its path (BinaryEnv's, when set). `make kube-apiserver`
+// builds the same file ahead of the tests.
 func Binary() (string, error) {
+	if p := os.Getenv(BinaryEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("kubeserver: %s: %w", BinaryEnv, err)
+		}
+		return p, nil
+	}
 	buildOnce.Do(func() {
 		out := filepath.Join(testenv.ModuleRoot(), "bin", "kube-apiserver-test")
 		args := append(append([]string{"build", "-C", filepath.Join(testenv.ModuleRoot(), "test", "kubeapiserver")}, BuildFlags...), "-o", out, ".")
