@@ -1,8 +1,5 @@
-// Command longhorn-controllers runs the VolumeController of the
-// longhorn-manager version its module requires (1.4), unmodified, one per
-// --nodes entry, sharing one DataStore. Everything else (flags, clients,
-// control API) is package harness; test/longhorn/README.md describes the
-// binary.
+// The constructor calls of Longhorn 1.4 (release.go of its release
+// directory, beside main.go).
 package main
 
 import (
@@ -11,15 +8,12 @@ import (
 
 	"github.com/longhorn/longhorn-manager/controller"
 	"github.com/longhorn/longhorn-manager/datastore"
-	longhorn "github.com/longhorn/longhorn-manager/k8s/pkg/apis/longhorn/v1beta2"
 	lhclientset "github.com/longhorn/longhorn-manager/k8s/pkg/client/clientset/versioned"
 	lhinformers "github.com/longhorn/longhorn-manager/k8s/pkg/client/informers/externalversions"
 	"github.com/longhorn/longhorn-manager/util"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/test/longhorn/control/harness"
 )
-
-func main() { harness.Main(longhorn.SchemeBuilder.AddToScheme, lhclientset.NewForConfig, release) }
 
 // release: 1.4 builds its informer factories itself, and has no
 // VolumeAttachment controller.
@@ -34,10 +28,8 @@ func release(c *harness.Clients, lhClient *lhclientset.Clientset) (*harness.Long
 		},
 		Sync:    ds.Sync,
 		Workers: controller.Workers,
-		Node: func(node string, logger logrus.FieldLogger) ([]harness.Runner, error) {
-			var cs harness.Controllers
+		Node: func(node string, logger logrus.FieldLogger, cs *harness.Controllers) {
 			cs.Add(controller.NewVolumeController(logger, ds, c.Scheme, c.Events, c.Namespace, node, util.NewAtomicCounter()))
-			return cs.Runners()
 		},
 	}, nil
 }

@@ -1,1 +1,1 @@
-../_main/v1.4.go
+../_main/main.go

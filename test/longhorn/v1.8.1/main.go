@@ -1,1 +1,1 @@
-../_main/v1.5.go
+../_main/main.go

@@ -1,7 +1,7 @@
 // Package harness is the release-independent body of every
 // longhorn-controllers test binary: the flags, the clients, the fake kube
 // clientset and its Nodes, the control API, the READY line and the signal
-// handling. A release's main.go adds only what differs between releases:
+// handling. A release's release.go adds only what differs between releases:
 // the constructor calls of its DataStore and controllers (Release).
 //
 // Every release module compiles this package against its own k8s.io
@@ -80,8 +80,16 @@ type Longhorn struct {
 	Sync func(stopCh <-chan struct{}) bool
 	// Workers per controller (Longhorn's controller.Workers).
 	Workers int
-	// Node builds the controllers one longhorn-manager on node would run.
-	Node func(node string, logger logrus.FieldLogger) ([]Runner, error)
+	// Node adds to cs the controllers one longhorn-manager on node would
+	// run: a release says only which constructors it calls.
+	Node func(node string, logger logrus.FieldLogger, cs *Controllers)
+}
+
+// runners builds node's controllers.
+func (lh *Longhorn) runners(node string) ([]Runner, error) {
+	var cs Controllers
+	lh.Node(node, logrus.StandardLogger().WithField("node", node), &cs)
+	return cs.Runners()
 }
 
 // Release builds a release's Longhorn from c and lhClient, the release's
@@ -156,7 +164,7 @@ func run[LH any](addToScheme func(*runtime.Scheme) error, newClient func(*rest.C
 	// finishes a detach only on a resync); they run once the caches synced.
 	initial := make([][]Runner, len(nodes))
 	for i, node := range nodes {
-		if initial[i], err = lh.Node(node, logrus.StandardLogger().WithField("node", node)); err != nil {
+		if initial[i], err = lh.runners(node); err != nil {
 			return err
 		}
 	}
@@ -198,7 +206,7 @@ func (m *managers) set(node string, up bool) error {
 	stop, running := m.running[node]
 	switch {
 	case up && !running:
-		rs, err := m.lh.Node(node, logrus.StandardLogger().WithField("node", node))
+		rs, err := m.lh.runners(node)
 		if err != nil {
 			return err
 		}
