@@ -157,15 +157,8 @@ func (s *Sim) admit(ctx context.Context, r longhorn.Resource, name string) (bool
 	if u.GetDeletionTimestamp() != nil {
 		return false, nil
 	}
-	changed := false
-	if s.firstSight(r.Plural, name) && !hasFinalizer(u) {
-		u.SetFinalizers(append(u.GetFinalizers(), longhorn.Finalizer))
-		changed = true
-	}
-	if vol, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName"); vol != "" && u.GetLabels()[longhorn.VolumeLabel] != vol {
-		setLabel(u, longhorn.VolumeLabel, vol)
-		changed = true
-	}
+	vol, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName")
+	changed := s.mutate(r, u, vol)
 	if r == longhorn.Engines {
 		for _, f := range []string{"replicaAddressMap", "upgradedReplicaAddressMap"} {
 			if m, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", f); !ok || m == nil {
@@ -177,11 +170,33 @@ func (s *Sim) admit(ctx context.Context, r longhorn.Resource, name string) (bool
 	if !changed {
 		return false, nil
 	}
-	_, err = s.update(ctx, r, u)
-	if isNotFound(err) || isConflict(err) {
-		return true, nil // a newer event follows
+	return true, s.writeAdmitted(ctx, r, u)
+}
+
+// mutate does what every mutator does: it adds the finalizer when it first
+// sees the object and labels it with its volume vol (when known). It says
+// whether u changed.
+func (s *Sim) mutate(r longhorn.Resource, u *unstructured.Unstructured, vol string) bool {
+	changed := false
+	if s.firstSight(r.Plural, u.GetName()) && !hasFinalizer(u) {
+		u.SetFinalizers(append(u.GetFinalizers(), longhorn.Finalizer))
+		changed = true
 	}
-	return true, err
+	if vol != "" && u.GetLabels()[longhorn.VolumeLabel] != vol {
+		setLabel(u, longhorn.VolumeLabel, vol)
+		changed = true
+	}
+	return changed
+}
+
+// writeAdmitted writes a mutated object; when it is gone or changed
+// meanwhile, a newer event follows.
+func (s *Sim) writeAdmitted(ctx context.Context, r longhorn.Resource, u *unstructured.Unstructured) error {
+	_, err := s.update(ctx, r, u)
+	if isNotFound(err) || isConflict(err) {
+		return nil
+	}
+	return err
 }
 
 // admitVolume applies the volume mutator's finalizer and label.
@@ -193,23 +208,10 @@ func (s *Sim) admitVolume(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	changed := false
-	if s.firstSight(longhorn.Volumes.Plural, name) && !hasFinalizer(u) {
-		u.SetFinalizers(append(u.GetFinalizers(), longhorn.Finalizer))
-		changed = true
-	}
-	if u.GetLabels()[longhorn.VolumeLabel] != name {
-		setLabel(u, longhorn.VolumeLabel, name)
-		changed = true
-	}
-	if !changed {
+	if !s.mutate(longhorn.Volumes, u, name) {
 		return nil
 	}
-	_, err = s.update(ctx, longhorn.Volumes, u)
-	if isNotFound(err) || isConflict(err) {
-		return nil
-	}
-	return err
+	return s.writeAdmitted(ctx, longhorn.Volumes, u)
 }
 
 // admitVolumeAttachment applies the VolumeAttachment mutator: finalizer,
@@ -225,15 +227,7 @@ func (s *Sim) admitVolumeAttachment(ctx context.Context, vol string) error {
 	if err != nil {
 		return err
 	}
-	changed := false
-	if s.firstSight(longhorn.VolumeAttachments.Plural, vol) && !hasFinalizer(u) {
-		u.SetFinalizers(append(u.GetFinalizers(), longhorn.Finalizer))
-		changed = true
-	}
-	if v := va.Spec.Volume; v != "" && u.GetLabels()[longhorn.VolumeLabel] != v {
-		setLabel(u, longhorn.VolumeLabel, v)
-		changed = true
-	}
+	changed := s.mutate(longhorn.VolumeAttachments, u, va.Spec.Volume)
 	if s.mutateTickets(u, va) {
 		changed = true
 	}
