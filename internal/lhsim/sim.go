@@ -781,22 +781,22 @@ func Describe(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) s
 			v.Name, v.Spec.NodeID, v.Spec.MigrationNodeID, v.Status.State, v.Status.Robustness, v.Status.CurrentNodeID, v.Status.CurrentMigrationNodeID, v.Status.OwnerID)
 	}
 	for _, e := range es {
-		del := ""
-		if e.DeletionTimestamp != nil {
-			del = " DELETING"
-		}
 		fmt.Fprintf(&b, "  engine %s: active=%v node=%q desire=%s state=%s endpoint=%q modes=%v%s\n",
-			e.Name, e.Spec.Active, e.Spec.NodeID, e.Spec.DesireState, e.Status.CurrentState, e.Status.Endpoint, e.Status.ReplicaModeMap, del)
+			e.Name, e.Spec.Active, e.Spec.NodeID, e.Spec.DesireState, e.Status.CurrentState, e.Status.Endpoint, e.Status.ReplicaModeMap, deleting(e.DeletionTimestamp))
 	}
 	for _, r := range rs {
-		del := ""
-		if r.DeletionTimestamp != nil {
-			del = " DELETING"
-		}
 		fmt.Fprintf(&b, "  replica %s: active=%v engine=%s node=%q dir=%s desire=%s state=%s%s\n",
-			r.Name, r.Spec.Active, r.Spec.EngineName, r.Spec.NodeID, r.Spec.DataDirectoryName, r.Spec.DesireState, r.Status.CurrentState, del)
+			r.Name, r.Spec.Active, r.Spec.EngineName, r.Spec.NodeID, r.Spec.DataDirectoryName, r.Spec.DesireState, r.Status.CurrentState, deleting(r.DeletionTimestamp))
 	}
 	return b.String()
+}
+
+// deleting marks an object Describe shows as being deleted.
+func deleting(ts *metav1.Time) string {
+	if ts != nil {
+		return " DELETING"
+	}
+	return ""
 }
 
 // randomHex returns 8 hex characters, as Longhorn's util.RandomID gives.
