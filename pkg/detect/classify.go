@@ -198,9 +198,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	var cs checks
 	add := cs.add
 	cs.versionKnown(st)
-	add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "",
-		fmt.Sprintf("a migration to %s is requested (spec.migrationNodeID)", v.Spec.MigrationNodeID),
-		fmt.Sprintf("spec.migrationNodeID=%q", v.Spec.MigrationNodeID))
+	cs.noMigrationRequested(v, "")
 	add(CheckCurrentNode, cur != "" && cur == v.Spec.NodeID,
 		fmt.Sprintf("status.currentNodeID %q and spec.nodeID %q are not one known node", cur, v.Spec.NodeID),
 		fmt.Sprintf("status.currentNodeID=%q spec.nodeID=%q", cur, v.Spec.NodeID))
@@ -346,9 +344,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	var cs checks
 	add := cs.add
 	cs.versionKnown(st)
-	add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "",
-		fmt.Sprintf("a migration to %s is requested (spec.migrationNodeID): two active engines are expected until it is confirmed or rolled back", v.Spec.MigrationNodeID),
-		fmt.Sprintf("spec.migrationNodeID=%q", v.Spec.MigrationNodeID))
+	cs.noMigrationRequested(v, "two active engines are expected until it is confirmed or rolled back")
 
 	cur := v.Status.CurrentNodeID
 	switch {
@@ -600,6 +596,17 @@ func (cs *checks) versionKnown(st *longhorn.State) {
 	cs.add(CheckVersionKnown, st.Version.Known(),
 		fmt.Sprintf("the Longhorn version is unknown (%s): what is safe depends on the release", st.Version.String()),
 		fmt.Sprintf("current-longhorn-version is %s", st.Version.String()))
+}
+
+// noMigrationRequested: spec.migrationNodeID is empty; why, if not empty,
+// says what a requested migration means for the repair.
+func (cs *checks) noMigrationRequested(v *longhorn.Volume, why string) {
+	failure := fmt.Sprintf("a migration to %s is requested (spec.migrationNodeID)", v.Spec.MigrationNodeID)
+	if why != "" {
+		failure += ": " + why
+	}
+	cs.add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "", failure,
+		fmt.Sprintf("spec.migrationNodeID=%q", v.Spec.MigrationNodeID))
 }
 
 func (cs *checks) noUpgrade(v *longhorn.Volume) {
