@@ -392,7 +392,7 @@ func TestClassifyProperties(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(seed, 1))
 	g := gen{r}
-	counts := map[string]int{}
+	counts := map[findingRow]int{}
 	for i := 0; i < iterations; i++ {
 		st := g.state()
 		before := mustJSON(st)
@@ -418,23 +418,23 @@ func TestClassifyProperties(t *testing.T) {
 
 		checkResult(t, st, res, ctx)
 		for _, f := range res.Findings {
-			counts[string(f.Type)+"/"+string(f.Action)]++
+			counts[findingRow{f.Type, f.Action}]++
 		}
 	}
 	// The generator must reach the interesting rows, or the test proves little.
-	for _, k := range []string{
-		string(TypeMultipleActiveEngines) + "/" + string(ActionDeactivate),
-		string(TypeMultipleActiveEngines) + "/" + string(ActionDelete),
-		string(TypeMultipleActiveEngines) + "/" + string(ActionNone),
-		string(TypePendingCleanup) + "/" + string(ActionWait),
-		string(TypeMigrationInFlight) + "/" + string(ActionNone),
-		string(TypeMigrationFinishing) + "/" + string(ActionWait),
-		string(TypePendingCleanup) + "/" + string(ActionSetReplicas),
-		string(TypeDanglingReplicas) + "/" + string(ActionSetReplicas),
-		string(TypeDanglingReplicas) + "/" + string(ActionNone),
-		string(TypeNoActiveEngine) + "/" + string(ActionNone),
-		string(TypeOrphanEngine) + "/" + string(ActionNone),
-		string(TypeOrphanEngineProcess) + "/" + string(ActionNone),
+	for _, k := range []findingRow{
+		{TypeMultipleActiveEngines, ActionDeactivate},
+		{TypeMultipleActiveEngines, ActionDelete},
+		{TypeMultipleActiveEngines, ActionNone},
+		{TypePendingCleanup, ActionWait},
+		{TypeMigrationInFlight, ActionNone},
+		{TypeMigrationFinishing, ActionWait},
+		{TypePendingCleanup, ActionSetReplicas},
+		{TypeDanglingReplicas, ActionSetReplicas},
+		{TypeDanglingReplicas, ActionNone},
+		{TypeNoActiveEngine, ActionNone},
+		{TypeOrphanEngine, ActionNone},
+		{TypeOrphanEngineProcess, ActionNone},
 	} {
 		if counts[k] == 0 {
 			t.Errorf("generator never produced %s; counts %v", k, counts)
@@ -442,6 +442,14 @@ func TestClassifyProperties(t *testing.T) {
 	}
 	t.Logf("finding counts over %d states: %v", iterations, counts)
 }
+
+// findingRow is a finding's type and action, the row the generator must reach.
+type findingRow struct {
+	typ    Type
+	action Action
+}
+
+func (r findingRow) String() string { return string(r.typ) + "/" + string(r.action) }
 
 func checkResult(t *testing.T, st *longhorn.State, res Result, ctx func() string) {
 	t.Helper()
