@@ -113,17 +113,23 @@ func volume(vc versionCase, name, node string) longhorn.Volume {
 		OwnerID: node, State: longhorn.VolumeStateAttached, Robustness: longhorn.RobustnessHealthy,
 		CurrentNodeID: node, CurrentImage: imgOld,
 	}
-	if vc.parsed().AtLeast(1, 6, 0) {
-		v.Spec.Image = imgOld
-	} else {
-		v.Spec.EngineImage = imgOld
-	}
+	vc.setImage(&v.Spec.Image, &v.Spec.EngineImage, imgOld)
 	if vc.v2 {
 		v.Spec.DataEngine = longhorn.DataEngineV2
 		v.Spec.EngineNodeID = node
 		v.Status.CurrentEngineNodeID = node
 	}
 	return v
+}
+
+// setImage writes img into the spec field of vc's release: spec.image from
+// 1.6 on, spec.engineImage before.
+func (vc versionCase) setImage(image, engineImage *string, img string) {
+	if vc.parsed().AtLeast(1, 6, 0) {
+		*image = img
+	} else {
+		*engineImage = img
+	}
 }
 
 // engine builds an active, running engine with an endpoint and RW replicas.
@@ -134,11 +140,7 @@ func engine(vc versionCase, vol, name, node string, created time.Duration, rw ..
 	e.CreationTimestamp = ago(created)
 	e.Labels = map[string]string{longhorn.VolumeLabel: vol}
 	e.Spec = longhorn.EngineSpec{VolumeName: vol, NodeID: node, Active: true, DesireState: longhorn.StateRunning, Frontend: "blockdev"}
-	if vc.parsed().AtLeast(1, 6, 0) {
-		e.Spec.Image = imgOld
-	} else {
-		e.Spec.EngineImage = imgOld
-	}
+	vc.setImage(&e.Spec.Image, &e.Spec.EngineImage, imgOld)
 	if vc.v2 {
 		e.Spec.DataEngine = longhorn.DataEngineV2
 	}
@@ -250,11 +252,19 @@ func (s *scenario) classify(t *testing.T) (Result, Finding) {
 func healthy(vc versionCase, vol string) *scenario {
 	s := &scenario{vc: vc, st: newState(vc), vol: vol, engA: engineName(vc, vol, 0)}
 	s.st.Volumes = append(s.st.Volumes, volume(vc, vol, nodeA))
-	s.st.Engines = append(s.st.Engines, engine(vc, vol, s.engA, nodeA, time.Hour, vol+"-r-aaaa0001", vol+"-r-aaaa0002"))
-	s.st.Replicas = append(s.st.Replicas,
-		replica(vol, vol+"-r-aaaa0001", nodeA, s.engA, true),
-		replica(vol, vol+"-r-aaaa0002", nodeC, s.engA, true))
+	s.withEngine(s.engA, nodeA, time.Hour, "aaaa", true)
 	return s
+}
+
+// withEngine adds engine name on node, created age ago, and its replicas
+// <vol>-r-<id>0001 on node-a and <vol>-r-<id>0002 on node-c; active is the
+// engine's and its replicas' spec.active.
+func (s *scenario) withEngine(name, node string, age time.Duration, id string, active bool) {
+	r1, r2 := s.vol+"-r-"+id+"0001", s.vol+"-r-"+id+"0002"
+	e := engine(s.vc, s.vol, name, node, age, r1, r2)
+	e.Spec.Active = active
+	s.st.Engines = append(s.st.Engines, e)
+	s.st.Replicas = append(s.st.Replicas, replica(s.vol, r1, nodeA, name, active), replica(s.vol, r2, nodeC, name, active))
 }
 
 // migrating: healthy plus a live migration to B that has not been confirmed:
@@ -268,12 +278,7 @@ func migrating(vc versionCase, vol string) *scenario {
 	if vc.hasCMN() {
 		v.Status.CurrentMigrationNodeID = nodeB
 	}
-	eb := engine(vc, vol, s.engB, nodeB, 10*time.Minute, vol+"-r-bbbb0001", vol+"-r-bbbb0002")
-	eb.Spec.Active = false
-	s.st.Engines = append(s.st.Engines, eb)
-	s.st.Replicas = append(s.st.Replicas,
-		replica(vol, vol+"-r-bbbb0001", nodeA, s.engB, false),
-		replica(vol, vol+"-r-bbbb0002", nodeC, s.engB, false))
+	s.withEngine(s.engB, nodeB, 10*time.Minute, "bbbb", false)
 	return s
 }
 
