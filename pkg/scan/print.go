@@ -126,9 +126,10 @@ func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) erro
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		ev := &f.Evidence
+		pods, csi := workloadCells(ev.Workload)
 		row := []string{f.Volume, dash(pvcOf(ev.Kubernetes)), dash(workloadOf(ev.Kubernetes)), string(f.Type), string(f.Severity),
 			dash(f.Keep), dash(strings.Join(f.Stale, ",")), string(f.Action),
-			dash(ev.NodeID), dash(ev.CurrentNodeID), dash(migrationNode(ev)), podNodes(ev.Workload), csiNodes(ev.Workload),
+			dash(ev.NodeID), dash(ev.CurrentNodeID), dash(migrationNode(ev)), pods, csi,
 			dash(engineList(ev)), replicaCount(ev)}
 		paint := make([]func(string) string, len(row))
 		paint[4] = severityColor(p, f.Severity)
@@ -157,28 +158,22 @@ func printWide(out io.Writer, r *Report, noHeaders bool, p cmdutil.Painter) erro
 // permission, not served, not in the bundle); describe and JSON say why.
 const notCheckedCell = "not-checked"
 
-// podNodes is the POD-NODES cell: the nodes of the pods using the volume
-// that have not finished.
-func podNodes(w *detect.WorkloadPlacement) string {
-	switch {
-	case w == nil:
-		return "-"
-	case w.PodsNotChecked != "":
-		return notCheckedCell
+// workloadCells are the POD-NODES cell, the nodes of the pods using the
+// volume that have not finished, and the CSI-NODE cell, the nodes
+// Longhorn's CSI attachments of the PV attach it to.
+func workloadCells(w *detect.WorkloadPlacement) (pods, csi string) {
+	if w == nil {
+		return "-", "-"
 	}
-	return dash(strings.Join(w.PodNodes(), ","))
+	return nodesCell(w.PodsNotChecked, w.PodNodes()), nodesCell(w.CSIAttachmentsNotChecked, w.CSINodes())
 }
 
-// csiNodes is the CSI-NODE cell: the nodes Longhorn's CSI attachments of
-// the PV attach it to.
-func csiNodes(w *detect.WorkloadPlacement) string {
-	switch {
-	case w == nil:
-		return "-"
-	case w.CSIAttachmentsNotChecked != "":
+// nodesCell lists nodes, or says their objects were not read.
+func nodesCell(notChecked string, nodes []string) string {
+	if notChecked != "" {
 		return notCheckedCell
 	}
-	return dash(strings.Join(w.CSINodes(), ","))
+	return dash(strings.Join(nodes, ","))
 }
 
 // shortReason is the part of a finding's reason the table has room for:
