@@ -215,12 +215,7 @@ const keyWidth = 32
 // checked.
 func describeWorkload(b *bytes.Buffer, w *detect.WorkloadPlacement, kv func(int, string, string)) {
 	b.WriteString("Workload:\n")
-	switch {
-	case w.PodsNotChecked != "":
-		kv(2, "Pods", w.PodsNotChecked)
-	case len(w.Pods) == 0:
-		kv(2, "Pods", "<none>")
-	default:
+	workloadPart(kv, "Pods", w.PodsNotChecked, len(w.Pods), func() {
 		b.WriteString("  Pods:\n")
 		t := &table{}
 		for _, h := range []string{"POD", "NODE", "PHASE", "VMI"} {
@@ -234,13 +229,8 @@ func describeWorkload(b *bytes.Buffer, w *detect.WorkloadPlacement, kv func(int,
 		for _, l := range strings.Split(strings.TrimRight(tb.String(), "\n"), "\n") {
 			b.WriteString("    " + l + "\n")
 		}
-	}
-	switch {
-	case w.CSIAttachmentsNotChecked != "":
-		kv(2, "CSI attachments", w.CSIAttachmentsNotChecked)
-	case len(w.CSIAttachments) == 0:
-		kv(2, "CSI attachments", "<none>")
-	default:
+	})
+	workloadPart(kv, "CSI attachments", w.CSIAttachmentsNotChecked, len(w.CSIAttachments), func() {
 		var parts []string
 		for _, a := range w.CSIAttachments {
 			s := a.Name + " on " + dash(a.Node)
@@ -250,6 +240,19 @@ func describeWorkload(b *bytes.Buffer, w *detect.WorkloadPlacement, kv func(int,
 			parts = append(parts, s)
 		}
 		kv(2, "CSI attachments", strings.Join(parts, ", "))
+	})
+}
+
+// workloadPart shows one part of the workload under key: why its objects
+// were not checked, <none>, or the n objects (show).
+func workloadPart(kv func(int, string, string), key, notChecked string, n int, show func()) {
+	switch {
+	case notChecked != "":
+		kv(2, key, notChecked)
+	case n == 0:
+		kv(2, key, "<none>")
+	default:
+		show()
 	}
 }
 
