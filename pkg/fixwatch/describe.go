@@ -16,67 +16,71 @@ import (
 func describe(r longhorn.Resource, obj any) string {
 	var kv []string
 	add := func(k, v string) { kv = append(kv, k+"="+dash(v)) }
+	ok := true
 	switch r {
 	case longhorn.Volumes:
-		v, err := cached[longhorn.Volume](obj)
-		if err != nil {
-			return "(undecodable)"
-		}
-		add("state", v.Status.State)
-		add("node", v.Spec.NodeID)
-		add("currentNode", v.Status.CurrentNodeID)
-		add("migrationNode", v.Spec.MigrationNodeID)
-		if v.Status.CurrentMigrationNodeID != "" {
-			add("currentMigrationNode", v.Status.CurrentMigrationNodeID)
-		}
-		add("robustness", v.Status.Robustness)
-	case longhorn.Engines:
-		e, err := cached[longhorn.Engine](obj)
-		if err != nil {
-			return "(undecodable)"
-		}
-		add("volume", volumeOf(r, obj))
-		add("node", e.Spec.NodeID)
-		add("active", fmt.Sprint(e.Spec.Active))
-		add("state", e.Status.CurrentState)
-	case longhorn.Replicas:
-		x, err := cached[longhorn.Replica](obj)
-		if err != nil {
-			return "(undecodable)"
-		}
-		add("volume", volumeOf(r, obj))
-		add("engine", x.Spec.EngineName)
-		add("node", x.Spec.NodeID)
-		add("active", fmt.Sprint(x.Spec.Active))
-		add("state", x.Status.CurrentState)
-	case longhorn.VolumeAttachments:
-		va, err := cached[longhorn.VolumeAttachment](obj)
-		if err != nil {
-			return "(undecodable)"
-		}
-		var ts []string
-		for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
-			t := va.Spec.AttachmentTickets[id]
-			s := "pending"
-			if va.Satisfied(id) {
-				s = "satisfied"
+		ok = decoded(obj, func(v *longhorn.Volume) {
+			add("state", v.Status.State)
+			add("node", v.Spec.NodeID)
+			add("currentNode", v.Status.CurrentNodeID)
+			add("migrationNode", v.Spec.MigrationNodeID)
+			if v.Status.CurrentMigrationNodeID != "" {
+				add("currentMigrationNode", v.Status.CurrentMigrationNodeID)
 			}
-			ts = append(ts, fmt.Sprintf("%s@%s(%s)", dash(t.Type), dash(t.NodeID), s))
-		}
-		sort.Strings(ts)
-		add("volume", volumeOf(r, obj))
-		add("tickets", strings.Join(ts, ","))
+			add("robustness", v.Status.Robustness)
+		})
+	case longhorn.Engines:
+		ok = decoded(obj, func(e *longhorn.Engine) {
+			add("volume", volumeOf(r, obj))
+			add("node", e.Spec.NodeID)
+			add("active", fmt.Sprint(e.Spec.Active))
+			add("state", e.Status.CurrentState)
+		})
+	case longhorn.Replicas:
+		ok = decoded(obj, func(x *longhorn.Replica) {
+			add("volume", volumeOf(r, obj))
+			add("engine", x.Spec.EngineName)
+			add("node", x.Spec.NodeID)
+			add("active", fmt.Sprint(x.Spec.Active))
+			add("state", x.Status.CurrentState)
+		})
+	case longhorn.VolumeAttachments:
+		ok = decoded(obj, func(va *longhorn.VolumeAttachment) {
+			var ts []string
+			for _, id := range longhorn.SortedKeys(va.Spec.AttachmentTickets) {
+				t := va.Spec.AttachmentTickets[id]
+				s := "pending"
+				if va.Satisfied(id) {
+					s = "satisfied"
+				}
+				ts = append(ts, fmt.Sprintf("%s@%s(%s)", dash(t.Type), dash(t.NodeID), s))
+			}
+			sort.Strings(ts)
+			add("volume", volumeOf(r, obj))
+			add("tickets", strings.Join(ts, ","))
+		})
 	case longhorn.Settings:
-		s, err := cached[longhorn.Setting](obj)
-		if err != nil {
-			return "(undecodable)"
-		}
-		add("value", s.Value)
+		ok = decoded(obj, func(s *longhorn.Setting) {
+			add("value", s.Value)
+		})
+	}
+	if !ok {
+		return "(undecodable)"
 	}
 	if m := objectMeta(obj); m != nil && m.GetDeletionTimestamp() != nil {
 		kv = append(kv, "deleting=true")
 	}
 	return strings.Join(kv, " ")
+}
+
+// decoded calls f with obj as a T, and says whether obj decoded.
+func decoded[T any](obj any, f func(*T)) bool {
+	t, err := cached[T](obj)
+	if err != nil {
+		return false
+	}
+	f(t)
+	return true
 }
 
 func dash(s string) string {
