@@ -32,11 +32,11 @@ func PrintDrain(out io.Writer, nodes []detect.NodeDrain) error {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", n.Node, pdb)
 		}
 		for _, p := range n.Processes {
-			finding := dashIfEmpty(string(p.Finding))
+			finding := dash(string(p.Finding))
 			if p.Orphan {
 				finding = "orphan (no " + map[string]string{"engine": "Engine", "replica": "Replica"}[p.Kind] + " CR)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\t%s\n", n.Node, pdb, p.Kind, p.Name, dashIfEmpty(p.Volume), finding)
+			fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\t%s\n", n.Node, pdb, p.Kind, p.Name, dash(p.Volume), finding)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -48,13 +48,6 @@ func PrintDrain(out io.Writer, nodes []detect.NodeDrain) error {
 		}
 	}
 	return nil
-}
-
-func dashIfEmpty(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // knownNode reports whether any object read places something on node.
