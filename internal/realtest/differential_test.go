@@ -165,23 +165,14 @@ func scenarios() []scenario {
 			e.fixRefuses(vol, "spec.nodeID")
 		}},
 		{name: "current node not spec.nodeID: fix refuses", run: func(e *env, vol string) {
-			e.stuck(vol)
-			e.patchPaused(longhorn.Volumes, vol, `{"status":{"currentNodeID":"`+nodeA+`"}}`, "status")
-			e.waitRefused(vol)
-			e.fixRefuses(vol, "currentNodeID")
+			e.stuckPatchedRefuses(vol, `{"status":{"currentNodeID":"`+nodeA+`"}}`, "currentNodeID", "status")
 		}},
 		{name: "not migratable: fix refuses", run: func(e *env, vol string) {
-			e.stuck(vol)
-			e.patchPaused(longhorn.Volumes, vol, `{"spec":{"migratable":false,"accessMode":"rwo"}}`)
-			e.waitRefused(vol)
-			e.fixRefuses(vol, "not migratable rwx")
+			e.stuckPatchedRefuses(vol, `{"spec":{"migratable":false,"accessMode":"rwo"}}`, "not migratable rwx")
 		}},
 		// status.pendingNodeID is gone from Longhorn's CRD in 1.9
 		{name: "attach pending elsewhere: fix refuses", on: func(v longhorn.Version) bool { return !v.AtLeast(1, 9, 0) }, run: func(e *env, vol string) {
-			e.stuck(vol)
-			e.patchPaused(longhorn.Volumes, vol, `{"status":{"pendingNodeID":"`+nodeC+`"}}`, "status")
-			e.waitRefused(vol)
-			e.fixRefuses(vol, "status.pendingNodeID")
+			e.stuckPatchedRefuses(vol, `{"status":{"pendingNodeID":"`+nodeC+`"}}`, "status.pendingNodeID", "status")
 		}},
 		{name: "survivor crashed: fix refuses", run: func(e *env, vol string) {
 			e.stuck(vol)
@@ -312,6 +303,17 @@ func (e *env) fixRefuses(vol, requirement string) {
 	if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
 		e.t.Errorf("fix refused but wrote:\nbefore %v\nafter  %v", before, after)
 	}
+}
+
+// stuckPatchedRefuses drives vol stuck and merge-patches it (its
+// subresource sub) while the controllers are paused, until Longhorn
+// refuses it; fix must then refuse too, for why.
+func (e *env) stuckPatchedRefuses(vol, patch, why string, sub ...string) {
+	e.t.Helper()
+	e.stuck(vol)
+	e.patchPaused(longhorn.Volumes, vol, patch, sub...)
+	e.waitRefused(vol)
+	e.fixRefuses(vol, why)
 }
 
 // patchPaused merge-patches an object while Longhorn's controllers are
