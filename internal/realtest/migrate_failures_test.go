@@ -57,6 +57,13 @@ func (e *env) statusOf(vol string) map[string]any {
 	return st
 }
 
+// crashOnce crashes vol's engine of role once and waits until it did.
+func (e *env) crashOnce(vol, role, what string) {
+	e.t.Helper()
+	fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: role, Times: 1})
+	e.await(what, func() bool { return e.sim.FaultHits(fid) > 0 })
+}
+
 // TestMigrateCrashDetachedOnLonghorn: "Original Engine Crash During
 // Migration". On 1.7+ Longhorn detaches the volume and waits for one of the
 // two csi-attacher tickets to go. scan names it, status says what to do,
@@ -69,8 +76,7 @@ func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
 	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
 		vol := "vol-crash"
 		e.readyToConfirm(vol)
-		fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
-		e.await("the old engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
+		e.crashOnce(vol, lhsim.RoleOld, "the old engine crashed")
 		ver := longhorn.MustParseVersion(rel)
 		if !ver.HasVolumeAttachments() {
 			// 1.4 detaches the volume and attaches it again on node-a
@@ -203,8 +209,7 @@ func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
 	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
 		vol := "vol-mig-crash"
 		e.readyToConfirm(vol)
-		fid := e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
-		e.await("the migration engine crashed", func() bool { return e.sim.FaultHits(fid) > 0 })
+		e.crashOnce(vol, lhsim.RoleNew, "the migration engine crashed")
 		out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
 		e.outcome("migration engine crash, then confirm", "replaced the migration engine", "migrate confirm", code, errOut)
 		expectExit(t, "migrate confirm after the migration engine crashed", 0, out, errOut, code)
