@@ -117,8 +117,7 @@ func (s *session) confirmAndVerify(ctx context.Context, from, to string, rollbac
 // (longhorn#6642) are reported with the exact fix command, or repaired with
 // --fix.
 func (s *session) verifyConfirm(ctx context.Context, to string) error {
-	s.infof("Verifying volume %s on %s...", s.vol, to)
-	snap, v, err := s.waitVerified(ctx, s.recoveryTimeout(), to)
+	snap, v, err := s.waitVerified(ctx, to)
 	var bad *badStateError
 	switch {
 	case err == nil:

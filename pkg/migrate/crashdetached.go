@@ -136,8 +136,7 @@ func (s *session) resumeOn(ctx context.Context, build func(*snapshot) (write, er
 		s.infof("  the ticket removal landed although the request reported: %v", err)
 	}
 	s.step("Removed the csi-attacher ticket of %s: Longhorn attaches volume %s to %s.", drop, s.vol, keep)
-	s.infof("Verifying volume %s on %s...", s.vol, keep)
-	vsnap, v, err := s.waitVerified(ctx, s.recoveryTimeout(), keep)
+	vsnap, v, err := s.waitVerified(ctx, keep)
 	if err != nil {
 		s.step("Not verified: %v.", err)
 		s.report()

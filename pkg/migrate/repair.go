@@ -77,8 +77,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 		return stop("--fix: volume %s was not repaired (%s)", s.vol, out.Result)
 	}
 	s.step("Repaired by fix: %s of %v; %s.", p.Action, out.Changed, out.Detail)
-	s.infof("Verifying volume %s on %s...", s.vol, to)
-	snap, v, err := s.waitVerified(ctx, s.recoveryTimeout(), to)
+	snap, v, err := s.waitVerified(ctx, to)
 	if err != nil {
 		s.step("Not verified after the repair: %v.", err)
 		s.report()

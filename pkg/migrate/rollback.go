@@ -112,8 +112,7 @@ func (s *session) rollbackAndVerify(ctx context.Context, from, to string) error 
 	default:
 		s.step("Rolled back: the migration of %s to %s was withdrawn.", s.vol, to)
 	}
-	s.infof("Verifying volume %s on %s...", s.vol, from)
-	snap, v, err := s.waitVerified(ctx, s.recoveryTimeout(), from)
+	snap, v, err := s.waitVerified(ctx, from)
 	var bad *badStateError
 	switch {
 	case err == nil:

@@ -214,12 +214,14 @@ func (s *session) nodeUp(ctx context.Context, name string) (bool, string) {
 	return n.Ready(), "Ready condition " + conditionStatus(n.Status.Conditions, "Ready")
 }
 
-// waitVerified waits until the volume is verified on node. A bad state that
-// lasts settle() ends the wait with a badStateError.
-func (s *session) waitVerified(ctx context.Context, timeout time.Duration, node string) (*snapshot, verdict, error) {
+// waitVerified says it verifies and waits, for at most recoveryTimeout(),
+// until the volume is verified on node. A bad state that lasts settle()
+// ends the wait with a badStateError.
+func (s *session) waitVerified(ctx context.Context, node string) (*snapshot, verdict, error) {
+	s.infof("Verifying volume %s on %s...", s.vol, node)
 	var since time.Time
 	var v verdict
-	snap, err := s.poll(ctx, timeout, "the volume to settle on "+node, func(sn *snapshot) pollResult {
+	snap, err := s.poll(ctx, s.recoveryTimeout(), "the volume to settle on "+node, func(sn *snapshot) pollResult {
 		v = checkVerified(sn, s.ns, node)
 		if v.ok {
 			return pollResult{done: true}
