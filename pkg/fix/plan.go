@@ -226,53 +226,48 @@ func changedSince(planned, fresh Planned) string {
 }
 
 func diffEngines(a, b []EngineRef) string {
-	ma := map[string]EngineRef{}
-	for _, e := range a {
-		ma[e.Name] = e
-	}
-	mb := map[string]EngineRef{}
-	for _, e := range b {
-		mb[e.Name] = e
-		old, ok := ma[e.Name]
-		switch {
-		case !ok:
-			return fmt.Sprintf("engine %s appeared", e.Name)
-		case old.UID != e.UID:
-			return fmt.Sprintf("engine %s was replaced (uid %s, was %s)", e.Name, e.UID, old.UID)
-		case old.Active != e.Active || old.NodeID != e.NodeID || old.Deleting != e.Deleting:
-			return fmt.Sprintf("engine %s changed (active=%t node=%q deleting=%t, was active=%t node=%q deleting=%t)",
-				e.Name, e.Active, e.NodeID, e.Deleting, old.Active, old.NodeID, old.Deleting)
-		}
-	}
-	for _, e := range a {
-		if _, ok := mb[e.Name]; !ok {
-			return fmt.Sprintf("engine %s is gone (or no longer labelled %s=<volume>)", e.Name, longhorn.VolumeLabel)
-		}
-	}
-	return ""
+	return diffRefs("engine", a, b, func(e EngineRef) (string, string) { return e.Name, e.UID },
+		func(e EngineRef) string {
+			return fmt.Sprintf("active=%t node=%q deleting=%t", e.Active, e.NodeID, e.Deleting)
+		},
+		fmt.Sprintf(" (or no longer labelled %s=<volume>)", longhorn.VolumeLabel))
 }
 
 func diffReplicas(a, b []ReplicaRef) string {
-	ma := map[string]ReplicaRef{}
-	for _, r := range a {
-		ma[r.Name] = r
+	return diffRefs("replica", a, b, func(r ReplicaRef) (string, string) { return r.Name, r.UID },
+		func(r ReplicaRef) string {
+			return fmt.Sprintf("engine %s active=%t deleting=%t", r.EngineName, r.Active, r.Deleting)
+		}, "")
+}
+
+// diffRefs says the first difference between the objects of a kind read
+// before (a) and now (b): one appeared, was replaced (another uid), changed
+// the flags the repair depends on (as flags renders them) or is gone (the
+// sentence ending with goneNote); "" when there is none.
+func diffRefs[T any](kind string, a, b []T, id func(T) (name, uid string), flags func(T) string, goneNote string) string {
+	before := map[string]T{}
+	for _, x := range a {
+		name, _ := id(x)
+		before[name] = x
 	}
-	for _, r := range b {
-		old, ok := ma[r.Name]
-		switch {
-		case !ok:
-			return fmt.Sprintf("replica %s appeared", r.Name)
-		case old.UID != r.UID:
-			return fmt.Sprintf("replica %s was replaced (uid %s, was %s)", r.Name, r.UID, old.UID)
-		case old.EngineName != r.EngineName || old.Active != r.Active || old.Deleting != r.Deleting:
-			return fmt.Sprintf("replica %s changed (engine %s active=%t deleting=%t, was engine %s active=%t deleting=%t)",
-				r.Name, r.EngineName, r.Active, r.Deleting, old.EngineName, old.Active, old.Deleting)
+	for _, x := range b {
+		name, uid := id(x)
+		old, ok := before[name]
+		if !ok {
+			return fmt.Sprintf("%s %s appeared", kind, name)
 		}
-		delete(ma, r.Name)
+		if _, oldUID := id(old); oldUID != uid {
+			return fmt.Sprintf("%s %s was replaced (uid %s, was %s)", kind, name, uid, oldUID)
+		}
+		if f, oldF := flags(x), flags(old); f != oldF {
+			return fmt.Sprintf("%s %s changed (%s, was %s)", kind, name, f, oldF)
+		}
+		delete(before, name)
 	}
-	for _, r := range a {
-		if _, ok := ma[r.Name]; ok {
-			return fmt.Sprintf("replica %s is gone", r.Name)
+	for _, x := range a {
+		name, _ := id(x)
+		if _, ok := before[name]; ok {
+			return fmt.Sprintf("%s %s is gone%s", kind, name, goneNote)
 		}
 	}
 	return ""
