@@ -33,6 +33,41 @@ func runFixViaWith(t *testing.T, ctx context.Context, kubeconfig string, h fix.H
 	return res
 }
 
+// fixUnderFault runs fix args through the proxy p with rule as its only
+// fault (its log cleared) and a backup folder of its own, which it
+// returns; the run must end with code.
+func fixUnderFault(t *testing.T, ctx context.Context, p *faultproxy.Proxy, kc string, rule faultproxy.Rule, code int, args ...string) (clitest.Result, string) {
+	t.Helper()
+	p.Clear()
+	p.ResetLog()
+	p.Add(rule)
+	dir := filepath.Join(t.TempDir(), "backup")
+	res := runFixVia(t, ctx, kc, append(args, "--backup-dir", dir)...)
+	if res.Code != code {
+		t.Errorf("exit %d, want %d", res.Code, code)
+	}
+	return res, dir
+}
+
+// expectReported: the run's output holds out and the action log in dir
+// holds log.
+func expectReported(t *testing.T, res clitest.Result, dir string, out []string, log ...string) {
+	t.Helper()
+	testenv.Contains(t, "output", res.Stdout+res.Stderr, out...)
+	testenv.Contains(t, "action log", readFile(t, filepath.Join(dir, fix.ActionLogName)), log...)
+}
+
+// lostWrite is a case of a write under a fault that loses its answer
+// (applied: the server got it) or stops it on the way.
+type lostWrite struct {
+	name    string
+	fault   faultproxy.Fault
+	applied bool
+	code    int
+	out     []string
+	log     string
+}
+
 func TestFixWritesUnderFaults(t *testing.T) {
 	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	tests := []struct {
@@ -74,18 +109,10 @@ func TestFixWritesUnderFaults(t *testing.T) {
 			keep := testenv.EngineName(tt.version, "vol-a", 1)
 			keepBefore := getEngine(t, ctx, keep).GetResourceVersion()
 			staleBefore := getEngine(t, ctx, stale).GetResourceVersion()
-			p.Clear()
-			p.ResetLog()
 			rule := tt.rule
 			rule.Verb, rule.Resource, rule.Name = tt.verb, longhorn.Engines.Plural, stale
-			p.Add(rule)
-			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFixVia(t, ctx, kc, append([]string{"vol-a", "--yes", "--wait=false", "--backup-dir", dir}, tt.args...)...)
-			if res.Code != tt.code {
-				t.Errorf("exit %d, want %d", res.Code, tt.code)
-			}
-			testenv.Contains(t, "output", res.Stdout+res.Stderr, tt.out...)
-			testenv.Contains(t, "action log", readFile(t, filepath.Join(dir, "actions.log")), tt.log...)
+			res, dir := fixUnderFault(t, ctx, p, kc, rule, tt.code, append([]string{"vol-a", "--yes", "--wait=false"}, tt.args...)...)
+			expectReported(t, res, dir, tt.out, tt.log...)
 			if n := p.Count(tt.verb, longhorn.Engines.Plural, stale); n != tt.sent {
 				t.Errorf("%d %s requests reached the server, want %d (a write is never resent)", n, tt.verb, tt.sent)
 			}
@@ -129,14 +156,7 @@ func TestFixReadsUnderFaults(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
 			before := versions(t, ctx)
-			p.Clear()
-			p.ResetLog()
-			p.Add(tc.rule)
-			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFixVia(t, ctx, kc, "vol-a", "--yes", "--wait=false", "--backup-dir", dir, "--request-timeout", "20s")
-			if res.Code != tc.code {
-				t.Errorf("exit %d, want %d", res.Code, tc.code)
-			}
+			res, dir := fixUnderFault(t, ctx, p, kc, tc.rule, tc.code, "vol-a", "--yes", "--wait=false", "--request-timeout", "20s")
 			if tc.code == 2 {
 				if strings.Count(res.Stderr, "error: ") != 1 {
 					t.Errorf("want one error line")

@@ -138,14 +138,7 @@ func TestFixStaleMigrationNodeIDConflict(t *testing.T) {
 // back and says what the server holds.
 func TestFixStaleMigrationNodeIDUnderFaults(t *testing.T) {
 	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
-	for _, tc := range []struct {
-		name    string
-		fault   faultproxy.Fault
-		applied bool
-		code    int
-		out     []string
-		log     string
-	}{
+	for _, tc := range []lostWrite{
 		{"reset after forwarding", faultproxy.ResetAfter, true, fix.ExitOK,
 			[]string{"the answer to the patch of volume vol was lost", `read back: status.currentMigrationNodeID=""`, `volume.longhorn.io "vol" repaired`}, "readBack=applied"},
 		{"reset before forwarding", faultproxy.ResetBefore, false, fix.ExitNotDone,
@@ -154,16 +147,9 @@ func TestFixStaleMigrationNodeIDUnderFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, testenv.StaleMigrationNodeID(v153, "vol"))
-			p.Clear()
-			p.ResetLog()
-			p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Volumes.Plural, Name: "vol", Fault: tc.fault, First: 1})
-			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFixVia(t, ctx, kc, "vol", "--yes", "--backup-dir", dir)
-			if res.Code != tc.code {
-				t.Errorf("exit %d, want %d", res.Code, tc.code)
-			}
-			testenv.Contains(t, "output", res.Stdout+res.Stderr, tc.out...)
-			testenv.Contains(t, "actions.log", readFile(t, filepath.Join(dir, fix.ActionLogName)), tc.log)
+			res, dir := fixUnderFault(t, ctx, p, kc, faultproxy.Rule{Verb: "patch", Resource: longhorn.Volumes.Plural, Name: "vol", Fault: tc.fault, First: 1}, tc.code,
+				"vol", "--yes")
+			expectReported(t, res, dir, tc.out, tc.log)
 			sent := 0
 			if tc.applied {
 				sent = 1

@@ -1,7 +1,6 @@
 package fix_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,31 +17,17 @@ import (
 // replica that was.
 func TestFixReplicaWriteAnswerLost(t *testing.T) {
 	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
-	for _, tt := range []struct {
-		name    string
-		fault   faultproxy.Fault
-		code    int
-		applied bool
-		out     []string
-		log     string
-	}{
-		{"reset after forwarding", faultproxy.ResetAfter, 0, true, []string{"answer to the patch of replica", "was lost", "deactivated"}, "readBack=applied"},
-		{"reset before forwarding", faultproxy.ResetBefore, 1, false, []string{"did not happen", "it was not retried", "written: none", "the volume is as it was"}, "readBack=not-applied"},
+	for _, tt := range []lostWrite{
+		{"reset after forwarding", faultproxy.ResetAfter, true, 0, []string{"answer to the patch of replica", "was lost", "deactivated"}, "readBack=applied"},
+		{"reset before forwarding", faultproxy.ResetBefore, false, 1, []string{"did not happen", "it was not retried", "written: none", "the volume is as it was"}, "readBack=not-applied"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol-a"))
 			stale := testenv.EngineName(testenv.L14a, "vol-a", 0)
-			p.Clear()
-			p.ResetLog()
-			p.Add(faultproxy.Rule{Verb: "patch", Resource: longhorn.Replicas.Plural, Fault: tt.fault, First: 1})
-			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFixVia(t, ctx, kc, "vol-a", "--yes", "--wait=false", "--backup-dir", dir)
-			if res.Code != tt.code {
-				t.Errorf("exit %d, want %d", res.Code, tt.code)
-			}
-			testenv.Contains(t, "output", res.Stdout+res.Stderr, tt.out...)
-			testenv.Contains(t, "action log", readFile(t, filepath.Join(dir, "actions.log")), tt.log)
+			res, dir := fixUnderFault(t, ctx, p, kc, faultproxy.Rule{Verb: "patch", Resource: longhorn.Replicas.Plural, Fault: tt.fault, First: 1}, tt.code,
+				"vol-a", "--yes", "--wait=false")
+			expectReported(t, res, dir, tt.out, tt.log)
 			var first string
 			for _, r := range p.Requests() {
 				if r.Verb == "patch" && r.Resource == longhorn.Replicas.Plural {
