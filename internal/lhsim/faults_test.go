@@ -71,9 +71,8 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 // pending-cleanup state, during which Longhorn's sync reports the BUG).
 func TestFinalizerStuck(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "v1.4.4")
 	vol := "vol-stuck"
-	e.CreateAttached(vol)
+	e := newAttached(t, "v1.4.4", vol)
 	e.StartMigration(vol)
 	_, es, _ := e.State(vol)
 	old := testenv.EngineOn(es, nodeA).Name
@@ -111,9 +110,8 @@ func TestFinalizerStuck(t *testing.T) {
 func TestOrphanProcess(t *testing.T) {
 	t.Parallel()
 	testenv.PerRelease(t, []string{"v1.4.3", "v1.5.1"}, func(t *testing.T, version string) {
-		e := newEnv(t, version)
 		vol := "vol-orphan"
-		e.CreateAttached(vol)
+		e := newAttached(t, version, vol)
 		e.StartMigration(vol)
 		_, es, _ := e.State(vol)
 		oldE := testenv.EngineOn(es, nodeA)
@@ -141,9 +139,8 @@ func TestOrphanProcess(t *testing.T) {
 // and the migration starts over with a new one.
 func TestEngineCrashDuringMigration(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "v1.4.3")
 	vol := "vol-crash"
-	e.CreateAttached(vol)
+	e := newAttached(t, "v1.4.3", vol)
 	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: vol, Engine: lhsim.RoleNew, Times: 1})
 	if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
 		t.Fatal(err)
@@ -162,9 +159,8 @@ func TestEngineCrashDuringMigration(t *testing.T) {
 // rolled back.
 func TestDirectWritesUndone(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "v1.5.1")
 	vol := "vol-direct"
-	e.CreateAttached(vol)
+	e := newAttached(t, "v1.5.1", vol)
 	u := e.Get(longhorn.Volumes, vol)
 	if err := unstructured.SetNestedField(u.Object, nodeB, "spec", "migrationNodeID"); err != nil {
 		t.Fatal(err)
@@ -266,9 +262,8 @@ func TestTicketRules(t *testing.T) {
 // VolumeAttachment, whose finalizers the simulator removes, then the volume.
 func TestDeleteVolume(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "v1.5.1")
 	vol := "vol-delete"
-	e.CreateAttached(vol)
+	e := newAttached(t, "v1.5.1", vol)
 	e.Delete(longhorn.Volumes, vol)
 	e.Await("everything gone", func() bool {
 		for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments} {
@@ -288,9 +283,8 @@ func TestDeleteVolume(t *testing.T) {
 // deleting it; a conflict there is the other way into #6642.
 func TestBugViaUpdateConflict(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "v1.4.3")
 	vol := "vol-conflict"
-	e.CreateAttached(vol)
+	e := newAttached(t, "v1.4.3", vol)
 	e.StartMigration(vol)
 	fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineUpdate, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
 	if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
@@ -311,9 +305,8 @@ func TestBugViaUpdateConflict(t *testing.T) {
 // which would stall every sync of its volume.
 func TestNodeDownInstancesLoseTheirAddress(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "v1.10.0")
 	vol := "vol-node-down"
-	e.CreateAttached(vol)
+	e := newAttached(t, "v1.10.0", vol)
 	// the state, ip and storageIP of the volume's replica on node-b
 	onB := func() (state, ip, storageIP string) {
 		l, err := cluster.Dynamic().Resource(longhorn.Replicas.GVR()).Namespace(e.NS).List(e.Ctx, metav1.ListOptions{})

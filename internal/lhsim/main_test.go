@@ -32,6 +32,15 @@ func newEnv(t *testing.T, version string) *env {
 	return &env{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("lhsim"), version, 2*time.Minute, waitTimeout)}
 }
 
+// newAttached is newEnv with vol created and attached to node-a
+// (testenv's CreateAttached).
+func newAttached(t *testing.T, version, vol string) *env {
+	t.Helper()
+	e := newEnv(t, version)
+	e.CreateAttached(vol)
+	return e
+}
+
 func (e *env) va(vol string) *longhorn.VolumeAttachment {
 	va, err := e.Sim.VolumeAttachment(e.Ctx, vol)
 	if err != nil {
