@@ -198,6 +198,16 @@ func (b *Bundle) WriteZip(dir string) (string, error) {
 	return p, os.WriteFile(p, data, 0o644)
 }
 
+// ZipPath is WriteZip, or fails the test.
+func (b *Bundle) ZipPath(t testing.TB, dir string) string {
+	t.Helper()
+	p, err := b.WriteZip(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // ZipData is the bundle as a zip, or fails the test.
 func (b *Bundle) ZipData(t testing.TB) []byte {
 	t.Helper()
@@ -221,11 +231,8 @@ func (b *Bundle) zip() ([]byte, error) {
 // reader must read the same. It returns the zip's and the top folder's path.
 func (b *Bundle) WriteZipAndDir(t testing.TB, dir string) (zipPath, folder string) {
 	t.Helper()
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folder, err = b.WriteDir(filepath.Join(dir, "extracted"))
+	zipPath = b.ZipPath(t, dir)
+	folder, err := b.WriteDir(filepath.Join(dir, "extracted"))
 	if err != nil {
 		t.Fatal(err)
 	}

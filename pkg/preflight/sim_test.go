@@ -230,10 +230,7 @@ func (e *env) offlineAgrees(live *preflight.Report) {
 	}
 	dir := e.T.TempDir()
 	b := &testenv.Bundle{CreatedAt: time.Now().UTC().Truncate(time.Second), Objects: objs}
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		e.T.Fatal(err)
-	}
+	zipPath := b.ZipPath(e.T, dir)
 	list, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": objs})
 	if err != nil {
 		e.T.Fatal(err)

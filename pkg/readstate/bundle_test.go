@@ -136,10 +136,7 @@ func TestLoadBundleNamespaces(t *testing.T) {
 		for _, ns := range namespaces {
 			b.Objects = append(b.Objects, fxObjects(ns, "v1.5.1")...)
 		}
-		p, err := b.WriteZip(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := b.ZipPath(t, t.TempDir())
 		return p
 	}
 	tests := []struct {
@@ -189,10 +186,7 @@ func TestLoadBundleNestedNodeZips(t *testing.T) {
 	b.Extra["nodes/node-a.zip"] = good
 	b.Extra["nodes/node-b.zip"] = []byte("PK\x03\x04 this is not really a zip")
 	b.Extra["nodes/node-c.zip"] = nil
-	p, err := b.WriteZip(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := b.ZipPath(t, t.TempDir())
 	off, w := loadOK(t, p, OfflineOptions{})
 	if len(w.lines) != 0 || len(off.State.Volumes) != 3 || len(off.Logs) != 2 {
 		t.Errorf("warnings %q, %d volumes, logs %v", w.lines, len(off.State.Volumes), off.Logs)
@@ -364,10 +358,7 @@ func TestLoadBundleMissingFiles(t *testing.T) {
 			b.Objects = append(b.Objects, o)
 		}
 	}
-	p, err := b.WriteZip(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := b.ZipPath(t, t.TempDir())
 	off, w := loadOK(t, p, OfflineOptions{})
 	w.has(t, "no settings.yaml")
 	w.has(t, "Longhorn version unknown")
@@ -378,10 +369,7 @@ func TestLoadBundleMissingFiles(t *testing.T) {
 
 	// no volumes.yaml: nothing to classify, said once
 	b = &testenv.Bundle{CreatedAt: fxCreated, Objects: []map[string]any{fxSetting(fxNS, longhorn.VersionSetting, "v1.5.1")}}
-	p, err = b.WriteZip(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p = b.ZipPath(t, t.TempDir())
 	off, w = loadOK(t, p, OfflineOptions{})
 	w.has(t, "no Longhorn volumes")
 	if len(off.State.Volumes) != 0 || off.State.Version.String() != "v1.5.1" {
@@ -431,9 +419,7 @@ func TestLoadBundleNotABundle(t *testing.T) {
 		t.Errorf("plain folder: err = %v", err)
 	}
 	b := fxBundle()
-	if _, err := b.WriteZip(dir); err != nil {
-		t.Fatal(err)
-	}
+	b.ZipPath(t, dir)
 	if _, err := LoadBundle(context.Background(), dir, OfflineOptions{}); err == nil || !strings.Contains(err.Error(), "pass the bundle zip itself") {
 		t.Errorf("folder holding the zip: err = %v", err)
 	}
@@ -450,10 +436,7 @@ func TestLoadBundleNotABundle(t *testing.T) {
 		c["apiVersion"] = "longhorn.io/v1beta1"
 		old.Objects = append(old.Objects, c)
 	}
-	p, err := old.WriteZip(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := old.ZipPath(t, t.TempDir())
 	if _, err := LoadBundle(context.Background(), p, OfflineOptions{}); err == nil || !strings.Contains(err.Error(), "before 1.3") {
 		t.Errorf("v1beta1 bundle: err = %v", err)
 	}
@@ -461,10 +444,7 @@ func TestLoadBundleNotABundle(t *testing.T) {
 
 func TestLoadBundleSelection(t *testing.T) {
 	b := fxBundle()
-	p, err := b.WriteZip(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := b.ZipPath(t, t.TempDir())
 	off, _ := loadOK(t, p, OfflineOptions{Volumes: []string{"pvc-stuck"}})
 	if len(off.State.Volumes) != 1 || len(off.State.Engines) != 2 || len(off.State.Replicas) != 2 {
 		t.Errorf("selection kept %s", summary(off.State))

@@ -58,10 +58,7 @@ func TestBundleWorkloadsPresent(t *testing.T) {
 	}
 	b.Extra["yamls/cluster/storage.k8s.io/v1/volumeattachments.yaml"] = va
 	dir := t.TempDir()
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipPath := b.ZipPath(t, dir)
 	off, w := loadOK(t, zipPath, OfflineOptions{})
 	if len(w.lines) > 0 {
 		t.Errorf("warnings:\n%s", w)
@@ -92,10 +89,7 @@ func TestBundleWorkloadsAbsent(t *testing.T) {
 	b := fxBundle()
 	b.Objects = withPVC(b.Objects, "pvc-stuck")
 	dir := t.TempDir()
-	zipPath, err := b.WriteZip(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipPath := b.ZipPath(t, dir)
 	off, _ := loadOK(t, zipPath, OfflineOptions{})
 	f, ok := detect.ClassifyVolume(off.State, "pvc-stuck", detect.Options{})
 	if !ok {

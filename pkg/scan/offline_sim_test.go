@@ -103,9 +103,7 @@ func TestScanBundleFromSimulator(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.Objects, b.Logs, b.CreatedAt = objs, managerLogs(ns, sim), time.Now().UTC().Truncate(time.Second)
-			if zipPath, err = b.WriteZip(t.TempDir()); err != nil {
-				t.Fatal(err)
-			}
+			zipPath = b.ZipPath(t, t.TempDir())
 			r := offRun(t, "scan", "--bundle", zipPath, "-o", "json", stuck)
 			rep := offReport(t, r)
 			f = offFinding(rep, stuck)

@@ -178,10 +178,7 @@ func TestScanBundleExitCodes(t *testing.T) {
 		}
 		b.Objects = append(b.Objects, o)
 	}
-	p, err := b.WriteZip(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := b.ZipPath(t, t.TempDir())
 	r := offRun(t, "scan", "--bundle", p)
 	if r.Code != 0 || !strings.Contains(r.Stderr, "No engine problems found: 2 volume(s) checked") {
 		t.Errorf("%s", r)
@@ -195,9 +192,7 @@ func TestScanBundleExitCodes(t *testing.T) {
 	ns := testenv.BundleNamespace
 	b.Logs = map[string]string{ns + "/longhorn-manager-q1/longhorn-manager.log": testenv.BugLine(testenv.Style152, testenv.BugLinesAt, ns, "pvc-ok", "pvc-ok-e-1", "pvc-ok-e-0", "node-a") + "\n" +
 		testenv.BugLine(testenv.Style152, testenv.BugLinesAt.Add(20*time.Second), ns, "pvc-ok", "pvc-ok-e-1", "pvc-ok-e-0", "node-a") + "\n"}
-	if p, err = b.WriteZip(t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
+	p = b.ZipPath(t, t.TempDir())
 	r = offRun(t, "scan", "--bundle", p, "-o", "json")
 	rep := offReport(t, r)
 	f := offFinding(rep, "pvc-ok")
@@ -358,10 +353,7 @@ func offAny(objs []map[string]any) []any {
 func TestScanBundleNamespace(t *testing.T) {
 	b := &testenv.Bundle{CreatedAt: testenv.BundleCreated}
 	b.Objects = append(testenv.BundleScenario("lh-a", "v1.4.3"), testenv.BundleScenario("lh-b", "v1.5.1")...)
-	p, err := b.WriteZip(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := b.ZipPath(t, t.TempDir())
 	r := offRun(t, "scan", "--bundle", p)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "error: the bundle has Longhorn objects in several namespaces (lh-a, lh-b): choose one with -n") {
 		t.Errorf("%s", r)
