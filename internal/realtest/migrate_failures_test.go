@@ -391,9 +391,8 @@ func TestMigrateResumesWithoutNodeOnLonghorn(t *testing.T) {
 			if ver := longhorn.MustParseVersion(rel); !ver.HasVolumeAttachments() || ver.TicketLimits() {
 				t.Skipf("Longhorn %s does not leave a migration without a node", rel)
 			}
-			e := newEnv(t, rel)
 			vol := "vol-without-node"
-			e.attached(vol)
+			e := attachedEnv(t, rel, vol)
 			never := e.sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 			crash := make(chan lhsim.FaultID, 1)
 			actx, cancel := context.WithCancel(e.ctx)

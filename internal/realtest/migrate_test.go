@@ -87,9 +87,8 @@ func TestMigrateOnLonghorn(t *testing.T) {
 		t.Run(rel+"/confirm", func(t *testing.T) {
 			t.Parallel()
 			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
 			vol := "vol-migrate"
-			e.attached(vol)
+			e := attachedEnv(t, rel, vol)
 			out, errOut, code := e.migrate(vol, "--to", nodeB, "--confirm", "--yes", poll)
 			expectExit(t, "migrate --confirm", 0, out, errOut, code)
 			for _, want := range []string{changed(vol), fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol)} {
@@ -224,9 +223,8 @@ func TestMigrateLostAnswersOnLonghorn(t *testing.T) {
 		t.Run(rel+"/start", func(t *testing.T) {
 			t.Parallel()
 			skipUnprovenConfirm(t, rel)
-			e := newEnv(t, rel)
 			vol := "vol-lost-start"
-			e.attached(vol)
+			e := attachedEnv(t, rel, vol)
 			p, kc := faultproxy.ForTest(t, e.c.RESTConfig())
 			var out, errOut string
 			var code int
@@ -283,15 +281,21 @@ func skipUnprovenConfirm(t *testing.T, rel string) {
 	}
 }
 
+// attachedEnv is rel's controllers with vol created and attached to node-a.
+func attachedEnv(t *testing.T, rel, vol string) *env {
+	t.Helper()
+	e := newEnv(t, rel)
+	e.attached(vol)
+	return e
+}
+
 // attachedRun runs body as the parallel subtest name on rel's controllers,
 // with vol created and attached to node-a.
 func attachedRun(t *testing.T, name, rel, vol string, body func(t *testing.T, e *env, vol string)) {
 	t.Helper()
 	t.Run(name, func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, rel)
-		e.attached(vol)
-		body(t, e, vol)
+		body(t, attachedEnv(t, rel, vol), vol)
 	})
 }
 
