@@ -61,7 +61,8 @@ kube-apiserver-soak:
 # release under injected faults with the guard running, every invariant
 # checked along the way (make test runs 8 a release). SOAK_RELEASES= a comma
 # list (default: make test's sample); SETTLE= the guard's --settle;
-# SOAK_REPORT= where the report goes.
+# SOAK_REPORT= where the report goes. Every release at once (-parallel 8):
+# a soak waits on --settle more than it computes.
 MIGRATIONS    ?= 100
 SOAK_VOLUMES  ?= 4
 SOAK_SEED     ?= 1
@@ -72,7 +73,7 @@ soak: kube-apiserver-soak
 	KUBESERVER_BINARY=$(CURDIR)/bin/kube-apiserver-soak LHREAL_RELEASES=$(SOAK_RELEASES) SOAK_MIGRATIONS=$(MIGRATIONS) SOAK_VOLUMES=$(SOAK_VOLUMES) SOAK_SEED=$(SOAK_SEED) \
 		SOAK_SETTLE=$(SETTLE) SOAK_REPORT=$(abspath $(SOAK_REPORT)) \
 		SOAK_COMMAND="make soak MIGRATIONS=$(MIGRATIONS) SOAK_VOLUMES=$(SOAK_VOLUMES) SOAK_SEED=$(SOAK_SEED) SETTLE=$(SETTLE) SOAK_RELEASES=$(SOAK_RELEASES)$(if $(filter-out docs/soak.md,$(SOAK_REPORT)), SOAK_REPORT=$(SOAK_REPORT))" \
-		$(GO) test -timeout 0 -run '^TestSoak$$' -v ./internal/realtest
+		$(GO) test -timeout 0 -parallel 8 -run '^TestSoak$$' -v ./internal/realtest
 
 test-short:
 	$(GO) test -short $(PKGS)
