@@ -99,10 +99,14 @@ func (l *lockedBuffer) guardLines() []guardLine {
 }
 
 // outcomes are the guard's repair outcomes of vol so far, in order.
-func (l *lockedBuffer) outcomes(vol string) []guardLine {
+func (l *lockedBuffer) outcomes(vol string) []guardLine { return outcomesOf(l.guardLines(), vol) }
+
+// outcomesOf are the repair outcomes of vol among ls (guardLines marks only
+// volume lines as outcomes).
+func outcomesOf(ls []guardLine, vol string) []guardLine {
 	var out []guardLine
-	for _, gl := range l.guardLines() {
-		if gl.outcome && gl.kind == "volume" && gl.name == vol {
+	for _, gl := range ls {
+		if gl.outcome && gl.name == vol {
 			out = append(out, gl)
 		}
 	}

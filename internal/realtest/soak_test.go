@@ -578,8 +578,8 @@ func (s *soak) stuckStates() (map[string][]twoActive, int) {
 // guardOutcome is the guard's first `repaired` (or `superseded`) outcome
 // for vol at or after start: the one that ends a stuck state begun then.
 func guardOutcome(ls []guardLine, vol string, start time.Time) (time.Time, string, bool) {
-	for _, o := range ls {
-		if o.outcome && o.kind == "volume" && o.name == vol && (o.verb == "repaired" || o.verb == "superseded") && !o.at.Before(start) {
+	for _, o := range outcomesOf(ls, vol) {
+		if (o.verb == string(fix.ResultRepaired) || o.verb == string(fix.ResultSuperseded)) && !o.at.Before(start) {
 			return o.at, o.verb, true
 		}
 	}
