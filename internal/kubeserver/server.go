@@ -238,19 +238,16 @@ func (s *Server) installCRDs(ctx context.Context, defs []*apiextensionsv1.Custom
 		return err
 	}
 	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
-	var names, plurals []string
 	for _, crd := range defs {
 		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("kubeserver: create CRD %s: %w", crd.Name, err)
 		}
-		names = append(names, crd.Name)
-		plurals = append(plurals, crd.Spec.Names.Plural)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	err = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		for _, n := range names {
-			crd, err := crds.Get(ctx, n, metav1.GetOptions{})
+		for _, d := range defs {
+			crd, err := crds.Get(ctx, d.Name, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
@@ -270,13 +267,13 @@ func (s *Server) installCRDs(ctx context.Context, defs []*apiextensionsv1.Custom
 	if err != nil {
 		return fmt.Errorf("kubeserver: CRDs not established: %w", err)
 	}
-	return s.warm(ctx, plurals)
+	return s.warm(ctx, defs)
 }
 
 // warm lists each resource the tests use until it answers 200: the first
 // request to a resource is answered 429 while its watch cache builds, and
 // client-go then sleeps a whole second (a raw client does not).
-func (s *Server) warm(ctx context.Context, plurals []string) error {
+func (s *Server) warm(ctx context.Context, defs []*apiextensionsv1.CustomResourceDefinition) error {
 	rt, err := rest.TransportFor(s.RESTConfig())
 	if err != nil {
 		return err
@@ -284,8 +281,8 @@ func (s *Server) warm(ctx context.Context, plurals []string) error {
 	hc := &http.Client{Transport: rt}
 	paths := []string{"/api/v1/pods", "/api/v1/persistentvolumeclaims", "/api/v1/persistentvolumes", "/api/v1/configmaps",
 		"/apis/storage.k8s.io/v1/volumeattachments"}
-	for _, p := range plurals {
-		paths = append(paths, "/apis/"+longhorn.APIVersion+"/namespaces/"+Namespace+"/"+p)
+	for _, d := range defs {
+		paths = append(paths, "/apis/"+longhorn.APIVersion+"/namespaces/"+Namespace+"/"+d.Spec.Names.Plural)
 	}
 	for _, p := range paths {
 		code := 0
