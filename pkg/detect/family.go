@@ -37,6 +37,10 @@ const (
 	// its clone replicas inherited lastFailedAt (longhorn#11397, #7128,
 	// #12311). Report only.
 	TypeMigrationReplicaChurn Type = "MigrationReplicaChurn"
+	// TypeConfirmWithoutEngine: before 1.5, a confirm landed while the
+	// migration engine was off its node for a restart; Longhorn never
+	// places it again and never finishes the confirm.
+	TypeConfirmWithoutEngine Type = "ConfirmWithoutEngine"
 )
 
 // FamilyTypes are the types of the stuck-migration family, in the order of
@@ -44,7 +48,7 @@ const (
 var FamilyTypes = []Type{
 	TypeMigrationNeverConfirmed, TypeStaleMigrationNodeID, TypeMigrationWithoutNode,
 	TypeMigrationBlockedByTickets, TypeLeftoverAttachRequest, TypeUpgradeMigrationDeadlock,
-	TypeMigrationReplicaChurn,
+	TypeMigrationReplicaChurn, TypeConfirmWithoutEngine,
 }
 
 // FamilyDoc is the troubleshooting page of the family.
@@ -76,6 +80,7 @@ func familyState(st *longhorn.State, idx *index, v *longhorn.Volume, f *Finding)
 	c := familyCtx{st: st, v: v, engines: idx.engines[v.Name], replicas: idx.replicas[v.Name], va: idx.vas[v.Name], ns: st.Namespace}
 	for _, rule := range []func(*familyCtx, *Finding) bool{
 		migrationWithoutNode,
+		confirmWithoutEngine,
 		upgradeMigrationDeadlock,
 		migrationReplicaChurn,
 		migrationNeverConfirmed,

@@ -3,6 +3,7 @@ package detect
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -285,6 +286,51 @@ func TestFamilyMigrationReplicaChurn(t *testing.T) {
 	expectFamily(t, s, TypeMigrationReplicaChurn, true)
 }
 
+// confirmedWithoutEngine: a 1.4 confirm that landed while Longhorn had the
+// migration engine stopped, off its node, for a restart.
+func confirmedWithoutEngine(vc versionCase, vol string) *scenario {
+	s := migrating(vc, vol)
+	v := s.volume()
+	v.Spec.NodeID, v.Spec.MigrationNodeID, v.Status.CurrentNodeID = nodeB, "", nodeB
+	e := s.engine(s.engB)
+	e.Spec.NodeID, e.Spec.DesireState, e.Status.CurrentState, e.Status.Endpoint = "", longhorn.StateStopped, longhorn.StateStopped, ""
+	return s
+}
+
+func TestFamilyConfirmWithoutEngine(t *testing.T) {
+	s := confirmedWithoutEngine(vcL14a, "vol-cw")
+	f := expectFamily(t, s, TypeConfirmWithoutEngine, true,
+		`patch engines.longhorn.io `+s.engB+` --type merge -p '{"spec":{"nodeID":"node-b"}}'`)
+	if roleOf(f, s.engB) != "migration" || !strings.Contains(f.Reason, "stuck") {
+		t.Errorf("role(B)=%q reason %s", roleOf(f, s.engB), f.Reason)
+	}
+	// two engines without a node: no single one to place, no patch offered
+	s = confirmedWithoutEngine(vcL14a, "vol-cw")
+	s.withEngine(engineName(vcL14a, "vol-cw", 2), "", time.Minute, "cccc", false)
+	f = expectFamily(t, s, TypeConfirmWithoutEngine, true, "no single migration engine to place")
+	if strings.Contains(strings.Join(f.Family.Steps, "\n"), "patch") {
+		t.Errorf("a patch offered with two candidates: %v", f.Family.Steps)
+	}
+	// the migration engine on the target: an ordinary confirm being finished
+	s = confirmedWithoutEngine(vcL14a, "vol-cw")
+	s.engine(s.engB).Spec.NodeID = nodeB
+	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
+		t.Errorf("engine on the target: %s", f.Type)
+	}
+	// 1.5+: status.currentMigrationNodeID keeps the migration going and
+	// Longhorn places the engine itself (run on 1.5.3)
+	s = confirmedWithoutEngine(vcL15f, "vol-cw")
+	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
+		t.Errorf("1.5: %s", f.Type)
+	}
+	// not a migratable volume: processMigration never runs for it
+	s = confirmedWithoutEngine(vcL14a, "vol-cw")
+	s.volume().Spec.Migratable = false
+	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
+		t.Errorf("not migratable: %s", f.Type)
+	}
+}
+
 // TestFamilyTypesDistinct: every family state has a type of its own.
 func TestFamilyTypesDistinct(t *testing.T) {
 	seen := map[Type]bool{}
@@ -294,8 +340,8 @@ func TestFamilyTypesDistinct(t *testing.T) {
 		}
 		seen[ty] = true
 	}
-	if len(seen) != 7 {
-		t.Errorf("%d family types, want 7", len(seen))
+	if len(seen) != 8 {
+		t.Errorf("%d family types, want 8", len(seen))
 	}
 }
 

@@ -88,6 +88,12 @@ func (v *Volume) Migrating() bool {
 	return v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID != ""
 }
 
+// Migratable: a migratable rwx volume, the only kind whose migration
+// Longhorn's processMigration handles.
+func (v *Volume) Migratable() bool {
+	return v.Spec.Migratable && v.Spec.AccessMode == AccessModeRWX
+}
+
 // ServingNodeID is the node whose engine serves I/O: currentNodeID, or for a
 // v2 volume on 1.12+ the engine node when it is set.
 func (v *Volume) ServingNodeID() string {

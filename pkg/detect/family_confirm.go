@@ -1,0 +1,76 @@
+package detect
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// confirmWithoutEngine: on Longhorn before 1.5, a confirm (spec.nodeID
+// moved to the target, spec.migrationNodeID cleared) landed while the
+// migration engine had been taken off the target: Longhorn stops it with
+// spec.nodeID empty whenever the running migration replicas no longer
+// match its replica map (a replica on a node that went down), to start it
+// again. With no migration requested any more nothing places it again,
+// and the confirm branch, which looks for an engine on spec.nodeID, finds
+// none at every sync ("cannot find the current engine for the
+// switching"): the volume stays on the old engine for ever. Run on
+// Longhorn 1.4.3's own controller (internal/realtest
+// TestConfirmWithoutEngineOnLonghorn); from 1.5 status.currentMigrationNodeID
+// keeps the migration going and Longhorn places the engine itself.
+func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
+	v, ver := c.v, c.st.Version
+	if !ver.Known() || ver.HasCurrentMigrationNodeID() || !v.Migratable() {
+		return false
+	}
+	if v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" || len(c.engines) < 2 || v.UpgradePending() {
+		return false
+	}
+	var parked []*longhorn.Engine
+	for _, e := range c.engines {
+		if e.Spec.NodeID != "" && (e.Spec.NodeID == v.Spec.NodeID || e.Spec.NodeID == v.Status.PendingNodeID) {
+			return false // Longhorn switches to it
+		}
+		if !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == "" && len(replicasOf(c.replicas, e.Name)) > 0 {
+			parked = append(parked, e)
+		}
+	}
+	k := FamilyInfo{
+		// the restart of a migration engine whose replica map no longer
+		// matches, which opens the window (changed in 1.4.5 and 1.5.3)
+		Issues:          []string{"longhorn/longhorn#6961"},
+		Releases:        "1.4.x and before (run on 1.4.3; 1.5+ place the engine themselves)",
+		AffectedRelease: true,
+		Steps:           []string{c.kubectl("get engines.longhorn.io -l longhornvolume=" + v.Name + " -o wide")},
+	}
+	evidence := "no engine waits there"
+	if len(parked) == 1 {
+		evidence = fmt.Sprintf("the migration engine %s, stopped for a restart, has no node", parked[0].Name)
+		k.Steps = append(k.Steps, c.kubectl("patch engines.longhorn.io "+parked[0].Name+" --type merge -p '{\"spec\":{\"nodeID\":\""+v.Spec.NodeID+"\"}}'")+
+			"   # place it on "+v.Spec.NodeID+": Longhorn then finishes the confirm (removes the old engine, hands the clone replicas over)")
+	} else {
+		names := make([]string, len(parked))
+		for i, e := range parked {
+			names[i] = e.Name
+		}
+		k.Steps = append(k.Steps, fmt.Sprintf("no single migration engine to place (inactive engines without a node: %s): do not delete any replica; see %s", orNone(strings.Join(names, ", ")), FamilyDoc+"#confirm-without-engine"))
+	}
+	c.set(f, TypeConfirmWithoutEngine, SeverityWarning,
+		fmt.Sprintf("stuck: the migration was confirmed to %s but %s; Longhorn %s finishes a confirm only by switching to an engine on spec.nodeID and will not place one by itself, so the volume stays on its old engine",
+			v.Spec.NodeID, evidence, ver), k, "confirm-without-engine")
+	if len(parked) == 1 {
+		markMigration(f, "")
+	}
+	return true
+}
+
+func replicasOf(rs []*longhorn.Replica, engine string) []*longhorn.Replica {
+	var out []*longhorn.Replica
+	for _, r := range rs {
+		if r.Spec.EngineName == engine {
+			out = append(out, r)
+		}
+	}
+	return out
+}
