@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
@@ -320,9 +319,5 @@ func (e *env) stuckPatchedRefuses(vol, patch, why string, sub ...string) {
 // paused, so that their next sync sees it at once.
 func (e *env) patchPaused(r longhorn.Resource, name, patch string, sub ...string) {
 	e.t.Helper()
-	e.pausedWhile(func() {
-		if _, err := e.c.Dynamic().Resource(r.GVR()).Namespace(e.ns).Patch(e.ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, sub...); err != nil {
-			e.t.Fatal(err)
-		}
-	})
+	e.pausedWhile(func() { e.patch(r, name, patch, sub...) })
 }
