@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -230,33 +231,111 @@ func TestMigrateEngineRecreatedOnLonghorn(t *testing.T) {
 // suite: until pod eviction ends it); lhsim keeps a down node's instances
 // unknown, so here the node comes back instead, and the volume must settle
 // on the target with nothing lost.
+//
+// Longhorn reacts to the node going down by stopping the migration engine
+// off its node for a restart (the migration replica there is lost), and
+// before 1.5 a confirm in that window is never finished (detect's
+// ConfirmWithoutEngine). Which of the two comes first is a race, so each
+// outcome is held to its own promise: the confirm refused with nothing
+// written, then confirmed once node-a is back; or the confirm written and
+// the volume settled; or, when Longhorn parked the engine from a read made
+// before the confirm landed, ConfirmWithoutEngine reported with the step
+// that repairs it, which is then run.
 func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
 	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
-		vol := "vol-source-down"
-		e.readyToConfirm(vol)
-		if err := e.setNodeReady(nodeA, false); err != nil {
+		e.confirmSourceDown("vol-source-down", false)
+	})
+}
+
+// TestMigrateSourceNodeDownEngineParkedOnLonghorn: the same, with Longhorn's
+// reaction to the node going down made certain before the confirm: the
+// migration engine parked off its node as Longhorn parks it. Before 1.5
+// migrate must refuse the confirm with nothing written, and confirm once
+// node-a is back; from 1.5 it confirms and Longhorn places the engine.
+func TestMigrateSourceNodeDownEngineParkedOnLonghorn(t *testing.T) {
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		e.confirmSourceDown("vol-source-down-parked", true)
+	})
+}
+
+// confirmSourceDown is TestMigrateSourceNodeDownOnLonghorn's run; park
+// parks the migration engine once node-a is down.
+func (e *env) confirmSourceDown(vol string, park bool) {
+	t, rel := e.t, e.release
+	e.readyToConfirm(vol)
+	if err := e.setNodeReady(nodeA, false); err != nil {
+		t.Fatal(err)
+	}
+	if park {
+		e.pausedWhile(func() {
+			_, es, _ := e.state(vol)
+			for _, x := range es {
+				if !x.Spec.Active {
+					e.patch(longhorn.Engines, x.Name, parkEngine)
+				}
+			}
+		})
+	}
+	_, errOut, code := e.plugin("migrate", "rollback", vol, "--yes", poll)
+	if code == 0 || !strings.Contains(errOut, "FAIL source node Ready") {
+		t.Errorf("rollback toward a node that is down: exit %d\n%s", code, errOut)
+	}
+	ver := longhorn.MustParseVersion(rel)
+	back := make(chan error, 1)
+	actx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go func() {
+		// node-a returns once the confirm toward node-b is in place
+		err := e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) })
+		if err == nil {
+			err = e.setNodeReady(nodeA, true)
+		}
+		back <- err
+	}()
+	before := e.writtenByPlugin(vol)
+	out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
+	if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
+		t.Errorf("migrate confirm rolled back or advised a rollback toward the node that is down:\n%s", errOut)
+	}
+	outcome := "confirmed"
+	switch {
+	case strings.Contains(errOut, "nothing was written"):
+		outcome = "refused: the migration engine was parked"
+		expectExit(t, "migrate confirm with the migration engine parked", 3, out, errOut, code)
+		if ver.HasCurrentMigrationNodeID() {
+			t.Errorf("Longhorn %s places the engine itself, but the confirm was refused:\n%s", rel, errOut)
+		}
+		if after := e.writtenByPlugin(vol); !slices.Equal(after, before) {
+			t.Errorf("the confirm was refused but wrote:\nbefore %v\nafter  %v", before, after)
+		}
+		cancel()
+		if err := <-back; err == nil {
+			t.Errorf("node-a was brought back on a confirm toward node-b, yet the confirm was refused")
+		}
+		if err := e.setNodeReady(nodeA, true); err != nil {
 			t.Fatal(err)
 		}
-		_, errOut, code := e.plugin("migrate", "rollback", vol, "--yes", poll)
-		if code == 0 || !strings.Contains(errOut, "FAIL source node Ready") {
-			t.Errorf("rollback toward a node that is down: exit %d\n%s", code, errOut)
+		out, errOut, code = e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
+		expectExit(t, "migrate confirm once node-a is back", 0, out, errOut, code)
+	case strings.Contains(errOut, string(detect.TypeConfirmWithoutEngine)):
+		outcome = "confirmed, the engine parked from an older read: reported, repaired by the step"
+		expectExit(t, "migrate confirm that Longhorn cannot finish", 3, out, errOut, code)
+		if err := <-back; err != nil {
+			t.Fatalf("bringing node-a back: %v", err)
 		}
-		ver := longhorn.MustParseVersion(rel)
-		back := make(chan error, 1)
-		actx, cancel := context.WithCancel(e.ctx)
-		defer cancel()
-		go func() {
-			// node-a returns once the confirm toward node-b is in place
-			err := e.sim.Await(actx, func() bool { return confirmedToward(e, ver, vol, nodeB) })
-			if err == nil {
-				err = e.setNodeReady(nodeA, true)
+		var report string
+		e.scanUntil("scan reports ConfirmWithoutEngine", vol, func(out, _ string, code int) bool {
+			report = out
+			return code == 1 && strings.Contains(out, `"type": "ConfirmWithoutEngine"`)
+		}, "-o", "json")
+		_, es, _ := e.state(vol)
+		for _, x := range es {
+			if !x.Spec.Active {
+				e.runStep(patchStep(t, report, x.Name))
 			}
-			back <- err
-		}()
-		out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=3m", poll)
-		if strings.Contains(errOut, "Rolled back") || strings.Contains(errOut+out, "migrate rollback") {
-			t.Errorf("migrate confirm rolled back or advised a rollback toward the node that is down:\n%s", errOut)
 		}
+		e.waitFor("settled on node-b after the step", vol, settled(nodeB))
+	default:
 		if !strings.Contains(errOut, "Confirmed toward node-b") {
 			cancel()
 			t.Fatalf("the confirm toward node-b was not written:\n%s", errOut)
@@ -264,14 +343,17 @@ func TestMigrateSourceNodeDownOnLonghorn(t *testing.T) {
 		if err := <-back; err != nil {
 			t.Fatalf("bringing node-a back: %v", err)
 		}
-		v, es, rs := e.state(vol)
-		e.outcome("original node down, confirm, node back", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
 		expectExit(t, "migrate confirm with the source node down", 0, out, errOut, code)
-		if !settled(nodeB)(v, es, rs) {
-			t.Errorf("exit 0 but not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
-		}
-		e.assertNoDamageAfterNodeDown(vol, nodeA)
-	})
+	}
+	v, es, rs := e.state(vol)
+	e.outcome("original node down, confirm, node back ("+outcome+")", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+	if !settled(nodeB)(v, es, rs) {
+		t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
+	}
+	if park && !ver.HasCurrentMigrationNodeID() && !strings.HasPrefix(outcome, "refused") {
+		t.Errorf("Longhorn %s cannot finish a confirm while the migration engine is parked, but migrate did not refuse it (%s)", rel, outcome)
+	}
+	e.assertNoDamageAfterNodeDown(vol, nodeA)
 }
 
 // TestMigrateConfirmWithTargetNodeDownOnLonghorn: "Migration Confirmation

@@ -111,13 +111,22 @@ func (s *session) confirmSourceLost(ctx context.Context, from, to string) error 
 		if s.drv.confirmed(sn, to) {
 			return write{}, errConfirmedElsewhere
 		}
+		if why := engineToSwitchTo(sn, to); why != "" {
+			return write{}, &noEngineError{why: why}
+		}
 		return s.drv.confirm(sn, to)
 	})
 	var cd *crashDetachedError
+	var ne *noEngineError
 	switch {
 	case err == nil, errors.Is(err, errConfirmedElsewhere):
 	case errors.As(err, &cd):
 		return s.resumeAfterCrash(ctx, from, to, cd.nodes, to)
+	case errors.As(err, &ne):
+		s.step("Not confirmed: %v.", err)
+		s.report()
+		return cmdutil.WithCode(ExitAttention, fmt.Errorf("the source node %s is down and %s: Longhorn %s would never finish a confirm toward %s now, so nothing was written; when %s is Ready again, run: %s",
+			from, ne.why, s.ver, to, from, s.commandLine("migrate", "confirm", s.vol)))
 	default:
 		if ok, _ := s.landed(rctx, func(sn *snapshot) bool { return s.drv.confirmed(sn, to) }); !ok {
 			s.step("Not confirmed: %v.", err)
@@ -129,3 +138,8 @@ func (s *session) confirmSourceLost(ctx context.Context, from, to string) error 
 	s.step("Confirmed toward %s: the source node %s is down.", to, from)
 	return s.verifyConfirm(rctx, to)
 }
+
+// noEngineError: a confirm Longhorn could not finish (engineToSwitchTo).
+type noEngineError struct{ why string }
+
+func (e *noEngineError) Error() string { return e.why }

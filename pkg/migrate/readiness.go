@@ -190,3 +190,29 @@ func inheritedFailure(v longhorn.Version, clones []*longhorn.Replica) []string {
 	slices.Sort(out)
 	return out
 }
+
+// engineToSwitchTo says why Longhorn could not finish a confirm toward to
+// if it were written now ("" when it could). Before 1.5 the confirm branch
+// switches only to an engine on spec.nodeID, and nothing places the
+// migration engine once the migration is no longer requested: a confirm
+// written while Longhorn has it stopped off its node for a restart (it does
+// that when a migration replica's node goes down) is never finished
+// (detect's ConfirmWithoutEngine, run on 1.4.3's own controller). From 1.5
+// status.currentMigrationNodeID keeps the migration going and Longhorn
+// places the engine itself.
+func engineToSwitchTo(s *snapshot, to string) string {
+	if s.version.HasCurrentMigrationNodeID() {
+		return ""
+	}
+	for _, e := range s.enginesOn(to) {
+		if !e.Spec.Active && !e.Deleting() && e.Spec.DesireState == longhorn.StateRunning && e.Status.CurrentState == longhorn.StateRunning {
+			return ""
+		}
+	}
+	for i := range s.engines {
+		if e := &s.engines[i]; !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == "" {
+			return fmt.Sprintf("the migration engine %s is stopped with no node (Longhorn restarts it when a migration replica is lost)", e.Name)
+		}
+	}
+	return "no migration engine runs on " + to
+}

@@ -25,6 +25,12 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 		s.infof("  engine %s on %s: active=%t state=%s role=%s", e.Name, orNone(e.NodeID), e.Active, orText(e.State, "-"), role)
 	}
 	if f.Type != detect.TypeMultipleActiveEngines {
+		if f.Family != nil {
+			s.infof("To repair it by hand (%s):", f.Family.Doc)
+			for _, st := range f.Family.Steps {
+				s.infof("  %s", st)
+			}
+		}
 		s.report()
 		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s is in state %s after the confirm; do not delete any replica; inspect it with: %s",
 			s.vol, f.Type, s.commandLine("scan", s.vol, "-o", "wide")))

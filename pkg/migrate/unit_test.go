@@ -217,6 +217,43 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestEngineToSwitchTo: before 1.5 a confirm is written only while the
+// migration engine runs on the target; parked off its node, Longhorn would
+// never finish the confirm (detect's ConfirmWithoutEngine), and verification
+// reports that state instead of waiting for it. From 1.5 Longhorn places the
+// engine itself.
+func TestEngineToSwitchTo(t *testing.T) {
+	park := func(s *snapshot) {
+		e := &s.engines[1]
+		e.Spec.NodeID, e.Spec.DesireState, e.Status.CurrentState = "", longhorn.StateStopped, longhorn.StateStopped
+	}
+	for _, tc := range []struct {
+		ver  string
+		mut  func(s *snapshot)
+		want string
+	}{
+		{"v1.4.3", nil, ""},
+		{"v1.4.3", park, "stopped with no node"},
+		{"v1.4.3", func(s *snapshot) { s.engines[1].Status.CurrentState = longhorn.StateStarting }, "no migration engine runs on node-b"},
+		{"v1.5.1", park, ""},
+	} {
+		s := snapOf(t, testenv.MidMigration(tc.ver, "vol"))
+		if tc.mut != nil {
+			tc.mut(s)
+		}
+		got := engineToSwitchTo(s, nodeB)
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.ver, got, tc.want)
+		}
+	}
+	s := snapOf(t, testenv.MidMigration("v1.4.3", "vol"))
+	park(s)
+	s.volume.Spec.NodeID, s.volume.Spec.MigrationNodeID, s.volume.Status.CurrentNodeID = nodeB, "", nodeB
+	if v := checkVerified(s, "ns", nodeB); v.ok || v.bad == nil || v.bad.Type != detect.TypeConfirmWithoutEngine {
+		t.Errorf("confirm without engine: ok=%t bad=%v, want ConfirmWithoutEngine", v.ok, v.bad)
+	}
+}
+
 // TestProvenCheck: migrate starts and confirms migrations only on the
 // releases where that ran on Longhorn's own controllers with nothing lost.
 func TestProvenCheck(t *testing.T) {

@@ -14,8 +14,8 @@ type verdict struct {
 	engine  string // the one engine left, when there is one
 	missing []string
 	// bad is detect's finding when the volume is in a state that does not
-	// resolve by waiting: two active engines (#6642) or inverted replica
-	// flags. It must last (see settle in wait.go) before it is reported.
+	// resolve by waiting: two active engines (#6642), inverted replica
+	// flags, or (before 1.5) a confirm with no engine to switch to. It must last (see settle in wait.go) before it is reported.
 	bad *detect.Finding
 }
 
@@ -25,7 +25,7 @@ type verdict struct {
 func checkVerified(s *snapshot, ns, node string) verdict {
 	var v verdict
 	miss := func(format string, args ...any) { v.missing = append(v.missing, fmt.Sprintf(format, args...)) }
-	if f, ok := s.classify(ns); ok && (f.Type == detect.TypeMultipleActiveEngines || f.Type == detect.TypeInvertedReplicaFlags) {
+	if f, ok := s.classify(ns); ok && (f.Type == detect.TypeMultipleActiveEngines || f.Type == detect.TypeInvertedReplicaFlags || f.Type == detect.TypeConfirmWithoutEngine) {
 		v.bad = &f
 	}
 	vol := &s.volume
