@@ -1,12 +1,12 @@
 package realtest
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
 // noReplicaLine is what Longhorn's volume controller logs at every sync of
@@ -20,10 +20,10 @@ const noReplicaLine = "no healthy or scheduled replica for starting"
 // sync the old engine is gone, so it never does: the migration clones are
 // cleaned up, the new engine is left with no replica of its own and the
 // active replicas name the deleted engine (DanglingReplicas, as the KB's
-// delete by hand leaves it). scan says so; the guard reports it, writes
-// nothing (it repairs two active engines only) and ends with exit 1 naming
-// it; fix repoints the replicas, and Longhorn converges with no active
-// replica deleted and nothing wiped. On a fixed release Longhorn converges
+// delete by hand leaves it). scan says so; the guard, once the state has
+// settled, repoints the replicas with fix's pipeline (a backup first) and
+// Longhorn converges with no active replica deleted and nothing wiped; fix
+// by hand then finds nothing to do. On a fixed release Longhorn converges
 // by itself.
 func TestConfirmDeleteTimeout(t *testing.T) {
 	t.Parallel()
@@ -46,19 +46,24 @@ func TestConfirmDeleteTimeout(t *testing.T) {
 		e.scanUntil(vol+" is "+string(detect.TypeDanglingReplicas), vol, func(out, _ string, code int) bool {
 			return code == 1 && strings.Contains(out, string(detect.TypeDanglingReplicas))
 		})
-		g := e.startGuard("--yes", "--settle", "1s", "--backup-dir", t.TempDir())
-		e.await("the guard reports "+vol, func() bool {
-			return strings.Contains(g.stdout.String(), `"`+vol+`" `+string(detect.TypeDanglingReplicas))
-		})
-		if code := g.stop(e); code != fix.ExitNotDone || !strings.Contains(g.stderr.String(), `needs attention: volume.longhorn.io "`+vol+`": `+string(detect.TypeDanglingReplicas)) {
-			t.Errorf("the guard exited %d, want %d with %s left %s\n--- stderr\n%s", code, fix.ExitNotDone, vol, detect.TypeDanglingReplicas, g.stderr.String())
+		backups := t.TempDir()
+		g := e.startGuard("--yes", "--settle", "1s", "--backup-dir", backups)
+		e.await("the guard repaired "+vol, func() bool { return g.stdout.count(vol, "repaired") > 0 })
+		e.waitFor("converged on node-b", vol, settled(nodeB))
+		if code := g.stop(e); code != 0 {
+			t.Errorf("the guard exited %d, want 0\n--- stderr\n%s", code, g.stderr.String())
 		}
-		if w := e.writtenByPlugin(vol); len(w) > 0 {
-			t.Errorf("the guard wrote %v", w)
+		if w := e.writtenByPlugin(vol); len(w) == 0 {
+			t.Errorf("the guard reported a repair of %s but wrote nothing", vol)
+		}
+		top, _ := filepath.Glob(filepath.Join(backups, vol+"*.yaml"))
+		nested, _ := filepath.Glob(filepath.Join(backups, "*", vol+"*.yaml"))
+		if len(top)+len(nested) == 0 {
+			t.Errorf("the guard repaired %s without a backup in %s", vol, backups)
 		}
 		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
-		if code != 0 {
-			t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
+		if code != 0 || strings.Contains(out, "repaired") {
+			t.Errorf("fix after the guard: exit %d, want 0 with nothing to do\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
 		}
 		e.waitFor("converged on node-b", vol, settled(nodeB))
 		e.assertNoDamage(vol)

@@ -67,9 +67,10 @@ all further changes and prints recovery steps.
 
 With --watch, fix is an upgrade guard: it watches volumes, engines, replicas
 (and, on 1.5+, volume attachments) for --for, every volume or only the named
-ones, and repairs a volume once it has stayed in a state fix would repair,
-unchanged (same engines), for --settle; a migration that is still confirming
-or cleaning up is never touched. Each repair runs the whole pipeline above.
+ones, and repairs a volume as fix does once it has stayed, unchanged (same
+engines and replicas), for --settle with two active engines or with replicas
+left active for a deleted engine; a migration that is still confirming or
+cleaning up is never touched. Each repair runs the whole pipeline above.
 Every event is one line with an RFC 3339 time (events and repairs on stdout,
 progress and the summary on stderr). It survives watch expiry and API server
 restarts, stops on SIGTERM or Ctrl-C or after --for with a summary, and needs

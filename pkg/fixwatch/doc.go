@@ -1,8 +1,9 @@
 // Package fixwatch implements `kubectl longhorn-engines fix --watch`: an
 // upgrade guard that watches a Longhorn namespace for hours (a Harvester
 // upgrade drains node after node and live-migrates every VM) and repairs a
-// volume that falls into the two-active-engines state (longhorn#6642) once
-// that state has lasted --settle, unchanged.
+// volume that falls into the two-active-engines state (longhorn#6642), or
+// is left with active replicas naming a deleted engine (DanglingReplicas),
+// once that state has lasted --settle, unchanged.
 //
 // How it decides:
 //   - Informers (client-go dynamic informers) on volumes, engines, replicas,
@@ -13,9 +14,10 @@
 //     reports those moments and stops on errors retrying cannot fix (RBAC).
 //   - Every event queues its volume; one worker classifies it with detect
 //     from the informer caches (no request per event). A state fix would
-//     repair (MultipleActiveEngines with action deactivate or delete) is
-//     pinned by a signature: the survivor and the stale engines by uid and
-//     the action. A timer fires --settle after the signature was first seen;
+//     repair (MultipleActiveEngines with action deactivate or delete, or
+//     DanglingReplicas with action set-replicas) is pinned by a signature:
+//     the survivor and the objects fix changes (the stale engines, or the
+//     replicas it repoints) by uid, and the action. A timer fires --settle after the signature was first seen;
 //     if the signature is still the same, the guard repairs. Any change
 //     restarts the wait. A normal confirm that is still cleaning up is
 //     PendingCleanup or MigrationFinishing for detect and never has a

@@ -1,6 +1,7 @@
 package fixwatch
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -9,13 +10,15 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
-// signature pins a repairable state: the engine to keep, the stale engines
-// (by uid, so a re-created engine of the same name is a new state) and the
-// action detect chose. The settle time restarts whenever it changes.
+// signature pins a repairable state: the engine to keep, the objects fix
+// would change (by uid, so a re-created object of the same name is a new
+// state: the stale engines, or for set-replicas the replicas it repoints)
+// and the action detect chose. The settle time restarts whenever it
+// changes.
 type signature struct {
-	keep   string
-	stale  string
-	action detect.Action
+	keep    string
+	changed string
+	action  detect.Action
 }
 
 func (s signature) empty() bool { return s.keep == "" }
@@ -23,29 +26,34 @@ func (s signature) empty() bool { return s.keep == "" }
 // signatureOf is the signature of a finding that fix would act on, and the
 // zero signature for anything else: healthy volumes, migrations in flight,
 // confirms still finishing, pending clean-ups, refused or fixed-release
-// findings. The survivor and the stale engines must all be among the
-// objects the finding pinned.
+// findings. Two kinds are repaired: two active engines (#6642), by
+// deactivating or deleting the stale ones, and replicas left active for an
+// engine that is gone (DanglingReplicas), by repointing them. The survivor
+// and the objects changed must all be among the objects the finding pinned.
 func signatureOf(f *detect.Finding) signature {
-	if f == nil || f.Type != detect.TypeMultipleActiveEngines || f.Refused() || f.Keep == "" || len(f.Stale) == 0 {
+	if f == nil || f.Refused() || f.Keep == "" {
 		return signature{}
 	}
-	if f.Action != detect.ActionDeactivate && f.Action != detect.ActionDelete {
+	var uids []string
+	switch {
+	case f.Type == detect.TypeMultipleActiveEngines && (f.Action == detect.ActionDeactivate || f.Action == detect.ActionDelete):
+		for _, n := range f.Stale {
+			e, _ := f.Objects.Engine(n)
+			uids = append(uids, e.UID)
+		}
+	case f.Type == detect.TypeDanglingReplicas && f.Action == detect.ActionSetReplicas:
+		for _, c := range f.ReplicaChanges {
+			r, _ := f.Objects.Replica(c.Replica)
+			uids = append(uids, r.UID)
+		}
+	default:
 		return signature{}
 	}
 	keep, _ := f.Objects.Engine(f.Keep)
-	stale := make([]string, 0, len(f.Stale))
-	for _, n := range f.Stale {
-		e, _ := f.Objects.Engine(n)
-		if e.UID == "" {
-			return signature{}
-		}
-		stale = append(stale, e.UID)
-	}
-	if keep.UID == "" {
+	if keep.UID == "" || len(uids) == 0 || slices.Contains(uids, "") {
 		return signature{}
 	}
-	sort.Strings(stale)
-	return signature{keep: keep.UID, stale: strings.Join(stale, ","), action: f.Action}
+	return newSignature(keep.UID, uids, f.Action)
 }
 
 // plannedSignature is the same signature computed from fix's fresh plan, so
@@ -54,12 +62,23 @@ func plannedSignature(p fix.Planned) signature {
 	if p.Finding == nil || !p.Acts() {
 		return signature{}
 	}
-	stale := make([]string, 0, len(p.Stale))
-	for _, e := range p.Stale {
-		stale = append(stale, e.UID)
+	var uids []string
+	if p.Action == detect.ActionSetReplicas {
+		for _, r := range p.Replicas {
+			uids = append(uids, r.UID)
+		}
+	} else {
+		for _, e := range p.Stale {
+			uids = append(uids, e.UID)
+		}
 	}
-	sort.Strings(stale)
-	return signature{keep: p.Keep.UID, stale: strings.Join(stale, ","), action: p.Finding.Action}
+	return newSignature(p.Keep.UID, uids, p.Finding.Action)
+}
+
+func newSignature(keep string, uids []string, a detect.Action) signature {
+	uids = slices.Clone(uids)
+	sort.Strings(uids)
+	return signature{keep: keep, changed: strings.Join(uids, ","), action: a}
 }
 
 // maxAttempts bounds the repairs of one state that end skipped or failed:

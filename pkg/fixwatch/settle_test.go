@@ -18,8 +18,8 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // again; one repair at a time; a finished state is never repaired twice.
 func TestTrackerSettles(t *testing.T) {
 	const settle = time.Minute
-	a := signature{keep: "uid-b", stale: "uid-a", action: detect.ActionDeactivate}
-	b := signature{keep: "uid-b", stale: "uid-c", action: detect.ActionDeactivate}
+	a := signature{keep: "uid-b", changed: "uid-a", action: detect.ActionDeactivate}
+	b := signature{keep: "uid-b", changed: "uid-c", action: detect.ActionDeactivate}
 	tr := newTracker(settle)
 
 	if s := tr.observe("v", t0, a); s.repair || s.wait != settle {
@@ -63,7 +63,7 @@ func TestTrackerSettles(t *testing.T) {
 // most maxAttempts times; the last outcome then stays.
 func TestTrackerRetriesSkippedRepairs(t *testing.T) {
 	const settle = time.Second
-	a := signature{keep: "k", stale: "s", action: detect.ActionDelete}
+	a := signature{keep: "k", changed: "s", action: detect.ActionDelete}
 	tr := newTracker(settle)
 	now := t0
 	tr.observe("v", now, a)
@@ -119,7 +119,7 @@ func TestSignatureOf(t *testing.T) {
 	bug := detect.Finding{Type: detect.TypeMultipleActiveEngines, Keep: "e-b", Stale: []string{"e-a"}, Action: detect.ActionDeactivate,
 		Preconditions: []detect.Check{{Name: "x", OK: true}},
 		Objects:       detect.Objects{Engines: []detect.EngineRef{{Name: "e-a", UID: "uid-a"}, {Name: "e-b", UID: "uid-b"}}}}
-	if got := signatureOf(&bug); got != (signature{keep: "uid-b", stale: "uid-a", action: detect.ActionDeactivate}) {
+	if got := signatureOf(&bug); got != (signature{keep: "uid-b", changed: "uid-a", action: detect.ActionDeactivate}) {
 		t.Errorf("signature %+v", got)
 	}
 	refused := bug
@@ -130,7 +130,21 @@ func TestSignatureOf(t *testing.T) {
 	pending.Type = detect.TypePendingCleanup
 	unknown := bug
 	unknown.Stale = []string{"e-gone"}
-	for name, f := range map[string]*detect.Finding{"healthy": nil, "refused": &refused, "fixed release": &fixed, "pending cleanup": &pending, "unknown engine": &unknown} {
+	// replicas left active for a deleted engine: pinned by the replicas
+	// fix repoints
+	dangling := detect.Finding{Type: detect.TypeDanglingReplicas, Keep: "e-b", Action: detect.ActionSetReplicas,
+		ReplicaChanges: []detect.ReplicaChange{{Replica: "r-2", ToEngine: "e-b", ToActive: true}, {Replica: "r-1", ToEngine: "e-b", ToActive: true}},
+		Objects: detect.Objects{Engines: []detect.EngineRef{{Name: "e-b", UID: "uid-b"}},
+			Replicas: []detect.ReplicaRef{{Name: "r-1", UID: "uid-r1"}, {Name: "r-2", UID: "uid-r2"}}}}
+	if got := signatureOf(&dangling); got != (signature{keep: "uid-b", changed: "uid-r1,uid-r2", action: detect.ActionSetReplicas}) {
+		t.Errorf("dangling: signature %+v", got)
+	}
+	danglingRefused := dangling
+	danglingRefused.Action = detect.ActionNone
+	danglingUnknown := dangling
+	danglingUnknown.ReplicaChanges = []detect.ReplicaChange{{Replica: "r-gone", ToEngine: "e-b", ToActive: true}}
+	for name, f := range map[string]*detect.Finding{"healthy": nil, "refused": &refused, "fixed release": &fixed, "pending cleanup": &pending, "unknown engine": &unknown,
+		"dangling, no action": &danglingRefused, "dangling, unknown replica": &danglingUnknown} {
 		if got := signatureOf(f); !got.empty() {
 			t.Errorf("%s: signature %+v", name, got)
 		}
