@@ -11,7 +11,7 @@ import (
 )
 
 // soakHeader is the report table's header; every row has its columns.
-const soakHeader = "| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | stuck for (median / p95 / max) | to verified repair (median / p95 / max) | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | guard writes not backed up first (backup ConfigMaps) | not converged | guard peak RSS | guard CPU | wall |"
+const soakHeader = "| release | migrations (confirmed / rolled back) | detaches | node reboots | faults injected (hits) | seed faults hit | two active seen | stuck (BUG logged) | repaired by the guard | DanglingReplicas (repaired by the guard) | stuck for (median / p95 / max) | to verified repair (median / p95 / max) | wiped dirs in use | active replicas deleted | data lost | guard writes to volumes not stuck | guard writes not backed up first (backup ConfigMaps) | not converged | guard peak RSS | guard CPU | wall |"
 
 var soakColumns = strings.Count(soakHeader, "|") - 1
 
@@ -46,13 +46,16 @@ func soakReport(cfg soakConfig, command string) string {
 	p("deploy/rbac-guard.yaml (applied with kubectl) on Kubernetes' own kube-apiserver, with the Job's arguments\n")
 	p("(backups to ConfigMaps too) except: the backup folder a temporary one, metrics on a loopback port,\n")
 	p("`--settle` as above. The faults include the client's own timeout after a write landed (no answer at\n")
-	p("all) on volume and engine updates, not on an engine delete: on 1.4.3 a confirm's delete answered so\n")
-	p("leaves DanglingReplicas, which `fix` repairs and the guard does not yet (TestConfirmDeleteTimeout).\n")
+	p("all) on volume and engine updates and on engine deletes: on 1.4.x a confirm's delete answered so leaves\n")
+	p("DanglingReplicas (TestConfirmDeleteTimeout), which the guard repairs; each such state is counted from\n")
+	p("Longhorn's first \"no healthy or scheduled replica for starting\" for the volume.\n")
 	p("See docs/testing.md for what the simulator plays and what it does not.\n\n")
 	p("Checked after every drain and at the end: no replica deleted while active, no data directory a replica\n")
 	p("uses wiped, no data lost; at the end: every stuck state (two active engines, and Longhorn's controller\n")
 	p("logged the BUG error) ended by the guard within `--settle` + one sync (%v) and its repair verified (or\n", soakSyncBound)
 	p("superseded: the volume moved on to its next migration before the verification could end),\n")
+	p("every DanglingReplicas state repaired by the guard (a volume's first one: the log shows no end of it,\n")
+	p("so later ones of the same volume are not told apart),\n")
 	p("every guard write made while its volume was stuck (on a fixed release: no write at all) and backed up to\n")
 	p("a ConfigMap of its volume before it, every volume converged. \"Stuck for\" runs from the state's start to\n")
 	p("the guard's write that ends it; \"to verified repair\" adds the wait for Longhorn's clean-up and the\n")
@@ -70,9 +73,9 @@ func soakReport(cfg soakConfig, command string) string {
 		for _, n := range r.Faults {
 			total += n
 		}
-		p("| %s | %d (%d / %d) | %d | %d | %d | %d | %d | %d | %s | %s | %s | %d | %d | %d | %d | %d (%d) | %d | %.0f MiB | %v | %v |\n",
+		p("| %s | %d (%d / %d) | %d | %d | %d | %d | %d | %d | %s | %d (%d) | %s | %s | %d | %d | %d | %d | %d (%d) | %d | %.0f MiB | %v | %v |\n",
 			r.Release, r.Migrations, r.Confirmed, r.RolledBack, r.Detaches, r.Flaps, total, r.SeedFaults, r.TwoActive, r.Stuck,
-			repairedCell(r), percentiles(r.StuckTimes), percentiles(r.RepairTimes), r.Wiped, r.ActiveDeleted, r.DataLost, r.GuardWritesNotStuck, r.WritesNotBackedUp, r.BackupConfigMaps, len(r.NotConverged),
+			repairedCell(r), r.Dangling, r.DanglingRepaired, percentiles(r.StuckTimes), percentiles(r.RepairTimes), r.Wiped, r.ActiveDeleted, r.DataLost, r.GuardWritesNotStuck, r.WritesNotBackedUp, r.BackupConfigMaps, len(r.NotConverged),
 			float64(r.GuardPeakRSSKiB)/1024, r.GuardCPU.Round(time.Second), r.Wall.Round(time.Second))
 	}
 	p("\n## Faults injected, by kind\n\n")

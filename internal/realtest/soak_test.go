@@ -107,9 +107,9 @@ var soakFaults = []lhreal.Fault{
 	{Verb: "update", Resource: "volumeattachments", Code: 409},
 	{Verb: "update", Resource: "volumes", Mode: "timeout"},
 	{Verb: "update", Resource: "engines", Mode: "timeout"},
-	// Not the client's timeout on an engine delete: on 1.4.x a confirm's
-	// delete answered so leaves DanglingReplicas (TestConfirmDeleteTimeout),
-	// which fix repairs and the guard does not yet.
+	// on 1.4.x a confirm's delete answered so leaves DanglingReplicas
+	// (TestConfirmDeleteTimeout), which the guard repairs
+	{Verb: "delete", Resource: "engines", Mode: "timeout"},
 }
 
 func faultKind(f lhreal.Fault) string {
@@ -136,6 +136,8 @@ type soakResult struct {
 	TwoActive                         int             // two active engines seen, however briefly
 	Stuck                             int             // of those, Longhorn's controller logged the BUG error
 	Repaired                          int             // stuck states the guard repaired
+	Dangling                          int             // volumes Longhorn logged with no replica to start (DanglingReplicas)
+	DanglingRepaired                  int             // of those, repaired by the guard
 	Superseded                        int             // of those, the volume moved on before the repair's verification
 	StuckTimes                        []time.Duration // from a stuck state's start to its end
 	RepairTimes                       []time.Duration // from a stuck state's start to the verified repair
@@ -575,6 +577,28 @@ func (s *soak) stuckStates() (map[string][]twoActive, int) {
 	return stuck, len(intervals)
 }
 
+// danglingLine is Longhorn's sync error for a volume whose engine has no
+// replica of its own to start with (noReplicaLine): on 1.4.x, the
+// DanglingReplicas a confirm whose delete timed out leaves.
+var danglingLine = regexp.MustCompile(`time="([^"]+)"[^\n]*msg="Error syncing Longhorn volume [^/"]+/([^"]+)"[^\n]*` + noReplicaLine)
+
+// danglingStates are the volumes Longhorn's controller logged with no
+// replica to start, each with the time of the first such line (the
+// log's own clock, to the second).
+func (s *soak) danglingStates() map[string]time.Time {
+	first := map[string]time.Time{}
+	for _, m := range danglingLine.FindAllStringSubmatch(s.lh.Logs(), -1) {
+		at, err := time.Parse(time.RFC3339, m[1])
+		if err != nil {
+			continue
+		}
+		if t, ok := first[m[2]]; !ok || at.Before(t) {
+			first[m[2]] = at
+		}
+	}
+	return first
+}
+
 // guardOutcome is the guard's first `repaired` (or `superseded`) outcome
 // for vol at or after start: the one that ends a stuck state begun then.
 func guardOutcome(ls []guardLine, vol string, start time.Time) (time.Time, string, bool) {
@@ -600,6 +624,11 @@ func (s *soak) awaitGuardOutcomes() {
 				if _, _, ok := guardOutcome(lines, vol, iv.start); !ok {
 					return false, nil
 				}
+			}
+		}
+		for vol, start := range s.danglingStates() {
+			if _, _, ok := guardOutcome(lines, vol, start.Add(-time.Second)); !ok {
+				return false, nil
 			}
 		}
 		return true, nil
@@ -641,6 +670,19 @@ func (s *soak) result() soakResult {
 			}
 		}
 	}
+	// a DanglingReplicas state is repaired by the guard (the log's clock
+	// is to the second: an outcome up to a second before counts)
+	dangling := s.danglingStates()
+	danglingEnd := map[string]time.Time{}
+	for vol, start := range dangling {
+		res.Dangling++
+		if at, _, found := guardOutcome(lines, vol, start.Add(-time.Second)); found {
+			res.DanglingRepaired++
+			danglingEnd[vol] = at
+		} else {
+			s.violateOn(&res, "the DanglingReplicas state of %s (Longhorn logged it from %s) was not repaired by the guard", vol, start.Format(time.RFC3339))
+		}
+	}
 	// every write of the guard falls in a stuck state of its volume
 	for _, l := range lines {
 		if l.outcome {
@@ -652,6 +694,10 @@ func (s *soak) result() soakResult {
 			if !l.at.Before(iv.start) && (iv.end.IsZero() || !l.at.After(iv.end.Add(5*time.Second))) {
 				ok = true
 			}
+		}
+		if start, found := dangling[vol]; found && !l.at.Before(start.Add(-time.Second)) {
+			end, repaired := danglingEnd[vol]
+			ok = ok || !repaired || !l.at.After(end)
 		}
 		if !ok {
 			res.GuardWritesNotStuck++
@@ -665,7 +711,7 @@ func (s *soak) result() soakResult {
 	}
 	for _, v := range s.vols {
 		w := s.writtenByPlugin(v)
-		if len(w) > 0 && (len(stuck[v]) == 0 || !affected) {
+		if _, found := dangling[v]; len(w) > 0 && ((len(stuck[v]) == 0 && !found) || !affected) {
 			res.GuardWritesNotStuck++
 			s.violateOn(&res, "the guard wrote %v of %s, which was never stuck or is on a fixed release", w, v)
 		}
