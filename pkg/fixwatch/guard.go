@@ -324,8 +324,8 @@ func (g *Guard) process(vol string) {
 		f = &x
 	}
 	sig := signatureOf(f)
-	g.m.classified(vol, f, now)
 	g.m.setLonghornVersion(st.Version.String())
+	g.m.classified(vol, f, now)
 	defer g.passDone(vol)
 
 	g.mu.Lock()

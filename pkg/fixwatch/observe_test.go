@@ -55,7 +55,11 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 		t.Fatal("the guard did not report where it serves metrics")
 	}
 	stuck := map[string]string{"volume": vol, "type": "MultipleActiveEngines"}
-	before := scrapeUntil(t, e.Ctx, addr, "the stuck volume", func(m scrape) bool { return m.has("finding_first_seen_timestamp_seconds", stuck) })
+	// one scrape gathers the metrics concurrently: it may read the finding
+	// set and build_info from before the version was known, so wait for both
+	before := scrapeUntil(t, e.Ctx, addr, "the stuck volume", func(m scrape) bool {
+		return m.has("finding_first_seen_timestamp_seconds", stuck) && m.has("build_info", map[string]string{"longhorn_version": "v1.4.3"})
+	})
 	if len(g.outcomes(vol)) > 0 {
 		t.Fatal("repaired before the first scrape saw the finding: the before/after comparison proves nothing")
 	}
