@@ -136,8 +136,8 @@ type soakResult struct {
 	TwoActive                         int             // two active engines seen, however briefly
 	Stuck                             int             // of those, Longhorn's controller logged the BUG error
 	Repaired                          int             // stuck states the guard repaired
-	Dangling                          int             // volumes Longhorn logged with no replica to start (DanglingReplicas)
-	DanglingRepaired                  int             // of those, repaired by the guard
+	Dangling                          int             // dangling-replica states Longhorn logged with no replica to start (DanglingReplicas)
+	DanglingRepaired                  int             // of those, repaired by the guard (superseded ones counted in Superseded too)
 	Superseded                        int             // of those, the volume moved on before the repair's verification
 	StuckTimes                        []time.Duration // from a stuck state's start to its end
 	RepairTimes                       []time.Duration // from a stuck state's start to the verified repair
@@ -558,14 +558,14 @@ var bugEngines = regexp.MustCompile(`BUG: found the second active engine (\S+) b
 // stuckStates are the two-active states that Longhorn's controller called
 // stuck (it logged the BUG error naming one of their engines), by volume,
 // and how many two-active states there were in all.
-func (s *soak) stuckStates() (map[string][]twoActive, int) {
+func (s *soak) stuckStates() (map[string][]span, int) {
 	bug := map[string]bool{}
 	for _, m := range bugEngines.FindAllStringSubmatch(s.lh.Logs(), -1) {
 		bug[strings.TrimRight(m[1], ",.:")] = true
 		bug[strings.TrimRight(m[2], ",.:")] = true
 	}
 	intervals := s.engines.intervals()
-	stuck := map[string][]twoActive{}
+	stuck := map[string][]span{}
 	for _, iv := range intervals {
 		for _, en := range iv.engines {
 			if bug[en] {
@@ -582,21 +582,35 @@ func (s *soak) stuckStates() (map[string][]twoActive, int) {
 // DanglingReplicas a confirm whose delete timed out leaves.
 var danglingLine = regexp.MustCompile(`time="([^"]+)"[^\n]*msg="Error syncing Longhorn volume [^/"]+/([^"]+)"[^\n]*` + noReplicaLine)
 
-// danglingStates are the volumes Longhorn's controller logged with no
-// replica to start, each with the time of the first such line (the
-// log's own clock, to the second).
-func (s *soak) danglingStates() map[string]time.Time {
-	first := map[string]time.Time{}
+// danglingStates are the dangling-replica spans Longhorn's controller
+// called stuck: it logged during the span that the volume has no replica
+// to start with (its log's clock is to the second), by volume.
+func (s *soak) danglingStates() map[string][]span {
+	logged := map[string][]time.Time{}
 	for _, m := range danglingLine.FindAllStringSubmatch(s.lh.Logs(), -1) {
-		at, err := time.Parse(time.RFC3339, m[1])
-		if err != nil {
-			continue
-		}
-		if t, ok := first[m[2]]; !ok || at.Before(t) {
-			first[m[2]] = at
+		if at, err := time.Parse(time.RFC3339, m[1]); err == nil {
+			logged[m[2]] = append(logged[m[2]], at)
 		}
 	}
-	return first
+	out := map[string][]span{}
+	for _, sp := range s.engines.danglingSpans() {
+		if slices.ContainsFunc(logged[sp.vol], func(at time.Time) bool {
+			return !at.Before(sp.start.Add(-time.Second)) && (sp.end.IsZero() || !at.After(sp.end.Add(time.Second)))
+		}) {
+			out[sp.vol] = append(out[sp.vol], sp)
+		}
+	}
+	return out
+}
+
+// judgedStates are the states the guard must end, by volume: the stuck
+// two-active ones and the stuck dangling ones.
+func (s *soak) judgedStates() map[string][]span {
+	stuck, _ := s.stuckStates()
+	for vol, sps := range s.danglingStates() {
+		stuck[vol] = append(stuck[vol], sps...)
+	}
+	return stuck
 }
 
 // guardOutcome is the guard's first `repaired` (or `superseded`) outcome
@@ -617,18 +631,12 @@ func guardOutcome(ls []guardLine, vol string, start time.Time) (time.Time, strin
 // still missing after the bound is the invariant's to report.
 func (s *soak) awaitGuardOutcomes() {
 	_ = wait.PollUntilContextTimeout(s.ctx, time.Second, s.cfg.Settle+soakSyncBound, true, func(context.Context) (bool, error) {
-		stuck, _ := s.stuckStates()
 		lines := s.guard.stdout.guardLines()
-		for vol, ivs := range stuck {
+		for vol, ivs := range s.judgedStates() {
 			for _, iv := range ivs {
 				if _, _, ok := guardOutcome(lines, vol, iv.start); !ok {
 					return false, nil
 				}
-			}
-		}
-		for vol, start := range s.danglingStates() {
-			if _, _, ok := guardOutcome(lines, vol, start.Add(-time.Second)); !ok {
-				return false, nil
 			}
 		}
 		return true, nil
@@ -642,48 +650,46 @@ func (s *soak) result() soakResult {
 	res := s.res
 	stuck, twoActive := s.stuckStates()
 	res.TwoActive = twoActive
+	dangling := s.danglingStates()
 	lines := s.guard.stdout.guardLines()
-	for vol, ivs := range stuck {
-		for _, iv := range ivs {
-			res.Stuck++
-			at, outcome, found := guardOutcome(lines, vol, iv.start)
-			if found {
-				res.Repaired++
-				if outcome == "superseded" {
+	for _, kind := range []struct {
+		name   string
+		states map[string][]span
+		n, ok  *int
+	}{{"stuck state", stuck, &res.Stuck, &res.Repaired}, {"DanglingReplicas state", dangling, &res.Dangling, &res.DanglingRepaired}} {
+		for vol, ivs := range kind.states {
+			for _, iv := range ivs {
+				*kind.n++
+				at, outcome, found := guardOutcome(lines, vol, iv.start)
+				switch {
+				case !found:
+					s.violateOn(&res, "the %s of %s (engines %v) was not repaired by the guard", kind.name, vol, iv.engines)
+				case outcome == string(fix.ResultSuperseded):
+					*kind.ok++
 					res.Superseded++
-				} else {
+				default:
+					*kind.ok++
 					res.RepairTimes = append(res.RepairTimes, at.Sub(iv.start))
 				}
-			} else {
-				s.violateOn(&res, "the stuck state of %s (engines %v) was not repaired by the guard", vol, iv.engines)
-			}
-			// the state itself must end (the guard's write ends it) within
-			// settle + one sync; the verification that follows waits for
-			// Longhorn to finish the clean-up
-			if iv.end.IsZero() {
-				continue
-			}
-			d := iv.end.Sub(iv.start)
-			res.StuckTimes = append(res.StuckTimes, d)
-			if d > s.cfg.Settle+soakSyncBound {
-				s.violateOn(&res, "the stuck state of %s (engines %v) lasted %v, past settle + one sync (%v)", vol, iv.engines, d.Round(time.Second), s.cfg.Settle+soakSyncBound)
+				// the state itself must end (the guard's write ends it)
+				// within settle + one sync; the verification that follows
+				// waits for Longhorn to finish the clean-up
+				if iv.end.IsZero() {
+					continue
+				}
+				d := iv.end.Sub(iv.start)
+				res.StuckTimes = append(res.StuckTimes, d)
+				if d > s.cfg.Settle+soakSyncBound {
+					s.violateOn(&res, "the %s of %s (engines %v) lasted %v, past settle + one sync (%v)", kind.name, vol, iv.engines, d.Round(time.Second), s.cfg.Settle+soakSyncBound)
+				}
 			}
 		}
 	}
-	// a DanglingReplicas state is repaired by the guard (the log's clock
-	// is to the second: an outcome up to a second before counts)
-	dangling := s.danglingStates()
-	danglingEnd := map[string]time.Time{}
-	for vol, start := range dangling {
-		res.Dangling++
-		if at, _, found := guardOutcome(lines, vol, start.Add(-time.Second)); found {
-			res.DanglingRepaired++
-			danglingEnd[vol] = at
-		} else {
-			s.violateOn(&res, "the DanglingReplicas state of %s (Longhorn logged it from %s) was not repaired by the guard", vol, start.Format(time.RFC3339))
-		}
+	for vol, sps := range dangling {
+		stuck[vol] = append(stuck[vol], sps...)
 	}
-	// every write of the guard falls in a stuck state of its volume
+	// every write of the guard falls in a stuck or dangling state of its
+	// volume
 	for _, l := range lines {
 		if l.outcome {
 			continue
@@ -694,10 +700,6 @@ func (s *soak) result() soakResult {
 			if !l.at.Before(iv.start) && (iv.end.IsZero() || !l.at.After(iv.end.Add(5*time.Second))) {
 				ok = true
 			}
-		}
-		if start, found := dangling[vol]; found && !l.at.Before(start.Add(-time.Second)) {
-			end, repaired := danglingEnd[vol]
-			ok = ok || !repaired || !l.at.After(end)
 		}
 		if !ok {
 			res.GuardWritesNotStuck++
@@ -711,7 +713,7 @@ func (s *soak) result() soakResult {
 	}
 	for _, v := range s.vols {
 		w := s.writtenByPlugin(v)
-		if _, found := dangling[v]; len(w) > 0 && ((len(stuck[v]) == 0 && !found) || !affected) {
+		if len(w) > 0 && (len(stuck[v]) == 0 || !affected) {
 			res.GuardWritesNotStuck++
 			s.violateOn(&res, "the guard wrote %v of %s, which was never stuck or is on a fixed release", w, v)
 		}
@@ -791,95 +793,169 @@ func (s *soak) volumeOf(kind, name string) string {
 	return name
 }
 
-// twoActive is a span of time in which a volume had two or more active
-// engines not being deleted.
-type twoActive struct {
+// span is a time in which a volume was in one state (two or more active
+// engines not being deleted, or dangling replicas), with the engines
+// involved.
+type span struct {
 	vol        string
 	engines    []string
 	start, end time.Time // end zero: still so
 }
 
-// engineWatch follows every engine through an informer (a long soak
-// outlives a single watch) and records the two-active spans.
+// engineWatch follows every engine and replica through informers (a long
+// soak outlives a single watch) and records two kinds of spans per volume:
+// two or more active engines, and dangling replicas (an active replica
+// naming an engine that no longer exists while the volume has another).
 type engineWatch struct {
-	mu     sync.Mutex
-	active map[string]map[string]bool // volume → its active engines
-	open   map[string]*twoActive
-	done   []twoActive
+	mu       sync.Mutex
+	active   map[string]map[string]bool   // volume → its active engines
+	exists   map[string]map[string]bool   // volume → every engine it has
+	replicas map[string]map[string]string // volume → active replica → its engine
+	two      spans
+	dangling spans
 }
 
 func (e *env) watchEngines() *engineWatch {
-	w := &engineWatch{active: map[string]map[string]bool{}, open: map[string]*twoActive{}}
+	w := &engineWatch{active: map[string]map[string]bool{}, exists: map[string]map[string]bool{}, replicas: map[string]map[string]string{},
+		two: spans{open: map[string]*span{}}, dangling: spans{open: map[string]*span{}}}
 	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(e.c.Dynamic(), 0, e.ns, nil)
-	inf := f.ForResource(longhorn.Engines.GVR()).Informer()
-	update := func(obj any, gone bool) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj, gone = d.Obj, true
+	watch := func(r longhorn.Resource, update func(u *unstructured.Unstructured, gone bool)) cache.SharedIndexInformer {
+		inf := f.ForResource(r.GVR()).Informer()
+		on := func(obj any, gone bool) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj, gone = d.Obj, true
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				update(u, gone)
+			}
 		}
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { on(obj, false) },
+			UpdateFunc: func(_, obj any) { on(obj, false) },
+			DeleteFunc: func(obj any) { on(obj, true) },
+		}); err != nil {
+			e.t.Fatal(err)
 		}
+		return inf
+	}
+	engines := watch(longhorn.Engines, func(u *unstructured.Unstructured, gone bool) {
 		var en longhorn.Engine
-		if err := fromU(u, &en); err != nil {
-			return
+		if fromU(u, &en) == nil {
+			w.setEngine(en.Spec.VolumeName, en.Name, !gone, !gone && en.Spec.Active && en.DeletionTimestamp == nil)
 		}
-		w.set(en.Spec.VolumeName, en.Name, !gone && en.Spec.Active && en.DeletionTimestamp == nil)
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { update(obj, false) },
-		UpdateFunc: func(_, obj any) { update(obj, false) },
-		DeleteFunc: func(obj any) { update(obj, true) },
-	}); err != nil {
-		e.t.Fatal(err)
-	}
+	})
+	replicas := watch(longhorn.Replicas, func(u *unstructured.Unstructured, gone bool) {
+		var r longhorn.Replica
+		if fromU(u, &r) == nil {
+			live := !gone && r.Spec.Active && r.DeletionTimestamp == nil
+			w.setReplica(r.Spec.VolumeName, r.Name, r.Spec.EngineName, live)
+		}
+	})
 	f.Start(e.ctx.Done())
-	if !cache.WaitForCacheSync(e.ctx.Done(), inf.HasSynced) {
-		e.t.Fatal("the engine informer did not sync")
+	if !cache.WaitForCacheSync(e.ctx.Done(), engines.HasSynced, replicas.HasSynced) {
+		e.t.Fatal("the engine and replica informers did not sync")
 	}
 	return w
 }
 
-func (w *engineWatch) set(vol, engine string, active bool) {
+func (w *engineWatch) setEngine(vol, engine string, exists, active bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.active[vol] == nil {
-		w.active[vol] = map[string]bool{}
+	setIn(w.exists, vol, engine, exists)
+	setIn(w.active, vol, engine, active)
+	var names []string
+	for name := range w.active[vol] {
+		names = append(names, name)
 	}
-	if active {
-		w.active[vol][engine] = true
+	sort.Strings(names)
+	w.two.set(vol, names, len(names) >= 2)
+	w.updateDangling(vol)
+}
+
+func (w *engineWatch) setReplica(vol, replica, engine string, live bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.replicas[vol] == nil {
+		w.replicas[vol] = map[string]string{}
+	}
+	if live {
+		w.replicas[vol][replica] = engine
 	} else {
-		delete(w.active[vol], engine)
+		delete(w.replicas[vol], replica)
 	}
-	n, iv := len(w.active[vol]), w.open[vol]
-	switch {
-	case n >= 2 && iv == nil:
-		var names []string
-		for name := range w.active[vol] {
-			names = append(names, name)
+	w.updateDangling(vol)
+}
+
+func setIn(m map[string]map[string]bool, vol, name string, on bool) {
+	if m[vol] == nil {
+		m[vol] = map[string]bool{}
+	}
+	if on {
+		m[vol][name] = true
+	} else {
+		delete(m[vol], name)
+	}
+}
+
+// updateDangling opens or closes vol's dangling span, naming the engines
+// the dangling replicas point at.
+func (w *engineWatch) updateDangling(vol string) {
+	var gone []string
+	if len(w.exists[vol]) > 0 {
+		for _, en := range w.replicas[vol] {
+			if !w.exists[vol][en] && !slices.Contains(gone, en) {
+				gone = append(gone, en)
+			}
 		}
-		sort.Strings(names)
-		w.open[vol] = &twoActive{vol: vol, engines: names, start: time.Now()}
-	case n >= 2:
-		for name := range w.active[vol] {
+	}
+	sort.Strings(gone)
+	w.dangling.set(vol, gone, len(gone) > 0)
+}
+
+// spans records per volume the spans in which a condition held.
+type spans struct {
+	open map[string]*span
+	done []span
+}
+
+// set opens vol's span when on (or adds names to the open one) and closes
+// it when not.
+func (sp *spans) set(vol string, names []string, on bool) {
+	iv := sp.open[vol]
+	switch {
+	case on && iv == nil:
+		sp.open[vol] = &span{vol: vol, engines: names, start: time.Now()}
+	case on:
+		for _, name := range names {
 			if !slices.Contains(iv.engines, name) {
 				iv.engines = append(iv.engines, name)
 			}
 		}
 	case iv != nil:
 		iv.end = time.Now()
-		w.done = append(w.done, *iv)
-		delete(w.open, vol)
+		sp.done = append(sp.done, *iv)
+		delete(sp.open, vol)
 	}
 }
 
-// intervals are every two-active span, ended or not.
-func (w *engineWatch) intervals() []twoActive {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := append([]twoActive(nil), w.done...)
-	for _, iv := range w.open {
+func (sp *spans) all() []span {
+	out := append([]span(nil), sp.done...)
+	for _, iv := range sp.open {
 		out = append(out, *iv)
 	}
 	return out
+}
+
+// danglingSpans are every dangling span, ended or not.
+func (w *engineWatch) danglingSpans() []span {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dangling.all()
+}
+
+// intervals are every two-active span, ended or not.
+func (w *engineWatch) intervals() []span {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.two.all()
 }
