@@ -376,7 +376,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 		cmEvidence)
 	// Without both, processMigration never runs: a deactivated engine would
 	// stay for ever while the inactive replicas are cleaned up.
-	add(CheckMigratableRWX, v.Spec.Migratable && v.Spec.AccessMode == longhorn.AccessModeRWX,
+	add(CheckMigratableRWX, v.Migratable(),
 		fmt.Sprintf("the volume is not migratable rwx (spec.migratable=%t, spec.accessMode=%q): Longhorn never finishes the confirm for it", v.Spec.Migratable, v.Spec.AccessMode),
 		fmt.Sprintf("spec.migratable=%t spec.accessMode=%q", v.Spec.Migratable, v.Spec.AccessMode))
 	// GetNewCurrentEngineAndExtras also matches status.pendingNodeID: with

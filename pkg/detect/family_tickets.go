@@ -16,7 +16,7 @@ import (
 func migrationBlockedByTickets(c *familyCtx, f *Finding) bool {
 	v := c.v
 	ver := c.st.Version
-	if !ver.TicketLimits() || ver.AtLeast(1, 11, 0) || !v.Spec.Migratable || v.Spec.AccessMode != longhorn.AccessModeRWX ||
+	if !ver.TicketLimits() || ver.AtLeast(1, 11, 0) || !v.Migratable() ||
 		v.Status.State != longhorn.VolumeStateAttached {
 		return false
 	}

@@ -17,8 +17,9 @@
 //     repair (MultipleActiveEngines with action deactivate or delete, or
 //     DanglingReplicas with action set-replicas) is pinned by a signature:
 //     the survivor and the objects fix changes (the stale engines, or the
-//     replicas it repoints) by uid, and the action. A timer fires --settle after the signature was first seen;
-//     if the signature is still the same, the guard repairs. Any change
+//     replicas it repoints) by uid, and the action. A timer fires --settle
+//     after the signature was first seen; if the signature is still the
+//     same, the guard repairs. Any change
 //     restarts the wait. A normal confirm that is still cleaning up is
 //     PendingCleanup or MigrationFinishing for detect and never has a
 //     signature, whatever --settle is.

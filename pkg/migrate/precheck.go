@@ -102,7 +102,7 @@ func startChecks(s *snapshot, node *longhorn.Node, to string) checks {
 	var cs checks
 	v := &s.volume
 	versionCheck(&cs, s.version)
-	cs.add("volume migratable and rwx", v.Spec.Migratable && v.Spec.AccessMode == longhorn.AccessModeRWX,
+	cs.add("volume migratable and rwx", v.Migratable(),
 		"spec.migratable=%t spec.accessMode=%q", v.Spec.Migratable, v.Spec.AccessMode)
 	if de := v.DataEngineName(); de == longhorn.DataEngineV1 {
 		cs.add("v1 data engine", true, "data engine %s", de)

@@ -58,7 +58,7 @@ func assess(in input) *Report {
 			continue
 		}
 		r.Summary.Attached++
-		if !v.Spec.Migratable || v.Spec.AccessMode != longhorn.AccessModeRWX {
+		if !v.Migratable() {
 			continue
 		}
 		mv := migratingVolume(v)
