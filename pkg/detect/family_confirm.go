@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -32,7 +33,8 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 		if e.Spec.NodeID != "" && (e.Spec.NodeID == v.Spec.NodeID || e.Spec.NodeID == v.Status.PendingNodeID) {
 			return false // Longhorn switches to it
 		}
-		if !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == "" && len(replicasOf(c.replicas, e.Name)) > 0 {
+		hasReplicas := slices.ContainsFunc(c.replicas, func(r *longhorn.Replica) bool { return r.Spec.EngineName == e.Name })
+		if !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == "" && hasReplicas {
 			parked = append(parked, e)
 		}
 	}
@@ -63,14 +65,4 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 		markMigration(f, "")
 	}
 	return true
-}
-
-func replicasOf(rs []*longhorn.Replica, engine string) []*longhorn.Replica {
-	var out []*longhorn.Replica
-	for _, r := range rs {
-		if r.Spec.EngineName == engine {
-			out = append(out, r)
-		}
-	}
-	return out
 }
