@@ -1,11 +1,14 @@
 package explore
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -42,7 +45,7 @@ func TestGenerate(t *testing.T) {
 				}
 			}
 		}
-		for _, st := range stories {
+		for _, st := range append(slices.Clone(stories), confirmStories...) {
 			if !seen[st] {
 				t.Errorf("%s: story %s never generated in 400 states", rel, st)
 			}
@@ -70,7 +73,48 @@ func TestBuild(t *testing.T) {
 	if _, ok := o.Engines[1].Spec.ReplicaAddressMap[r1.Name]; !ok {
 		t.Errorf("engine 1 does not list its clone: %v", o.Engines[1].Spec.ReplicaAddressMap)
 	}
-	st := &longhorn.State{Version: longhorn.MustParseVersion(s.Release), Now: time.Now()}
+	res := classify(s.Release, o)
+	if len(res.Findings) != 1 || res.Findings[0].Type != detect.TypeMultipleActiveEngines {
+		t.Fatalf("scan of the stuck story: %+v", res.Findings)
+	}
+	if v := VerdictOf(&res.Findings[0]); v != VerdictStuck {
+		t.Errorf("verdict %s, want stuck", v)
+	}
+}
+
+// TestConfirmStories: the confirm stories, unperturbed, are what scan
+// reads them as: before 1.5 a parked migration engine beside a confirm is
+// ConfirmWithoutEngine, stuck (Longhorn 1.4.3 never finishes it,
+// internal/realtest's TestConfirmWithoutEngineOnLonghorn); from 1.5, and
+// with the engine on the target, a confirm Longhorn finishes itself.
+func TestConfirmStories(t *testing.T) {
+	for _, c := range []struct {
+		release, story string
+		want           Verdict
+	}{
+		{"v1.4.3", "confirm-parked", VerdictStuck},
+		{"v1.4.3", "confirming", VerdictWait},
+		{"v1.5.3", "confirm-parked", VerdictWait},
+		{"v1.5.3", "confirming", VerdictWait},
+	} {
+		s := story(rand.New(rand.NewPCG(1, 1)), c.release, c.story)
+		res := classify(c.release, Build(s, "vol", Images{Default: "img:new"}).Objects)
+		if len(res.Findings) != 1 {
+			t.Fatalf("%s %s: findings %+v", c.release, c.story, res.Findings)
+		}
+		f := res.Findings[0]
+		if v := VerdictOf(&f); v != c.want {
+			t.Errorf("%s %s: %s is %s, want %s", c.release, c.story, f.Type, v, c.want)
+		}
+		if parked := c.release == "v1.4.3" && c.story == "confirm-parked"; parked != (f.Type == detect.TypeConfirmWithoutEngine) {
+			t.Errorf("%s %s: finding %s", c.release, c.story, f.Type)
+		}
+	}
+}
+
+// classify is scan's reading of built objects.
+func classify(release string, o *testenv.Objects) detect.Result {
+	st := &longhorn.State{Version: longhorn.MustParseVersion(release), Now: time.Now()}
 	for _, v := range o.Volumes {
 		st.Volumes = append(st.Volumes, *v)
 	}
@@ -83,11 +127,5 @@ func TestBuild(t *testing.T) {
 	for _, va := range o.VAs {
 		st.VolumeAttachments = append(st.VolumeAttachments, *va)
 	}
-	res := detect.Classify(st, detect.Options{})
-	if len(res.Findings) != 1 || res.Findings[0].Type != detect.TypeMultipleActiveEngines {
-		t.Fatalf("scan of the stuck story: %+v", res.Findings)
-	}
-	if v := VerdictOf(&res.Findings[0]); v != VerdictStuck {
-		t.Errorf("verdict %s, want stuck", v)
-	}
+	return detect.Classify(st, detect.Options{})
 }
