@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -85,4 +86,48 @@ func notRepairedOn(ver longhorn.Version, v *longhorn.Volume) string {
 			ver, newestProven.Major, newestProven.Minor, docs.Troubleshooting)
 	}
 	return ""
+}
+
+// RepairRow is one row of the release → action table, for help texts.
+type RepairRow struct {
+	Releases string
+	Action   string
+}
+
+// RepairTable is the table above as fix's help prints it. Each row's action
+// is asked of ReleaseRepair on a release the row names, so the help cannot
+// drift from what fix does.
+func RepairTable() []RepairRow {
+	say := func(v longhorn.Version, what map[Action]string) string {
+		return what[ReleaseRepair(v)]
+	}
+	deactivate := map[Action]string{ActionDeactivate: "deactivate the stale engine (spec.active=false)"}
+	newest := fmt.Sprintf("1.%d", newestProven.Minor)
+	return []RepairRow{
+		{"1.3, 1.4.0-1.4.3", say(longhorn.MustParseVersion("v1.4.3"), deactivate) + "; deleting it\nthere can leave the replicas inverted and lose data"},
+		{"1.5.0, 1.5.1", say(longhorn.MustParseVersion("v1.5.1"), map[Action]string{ActionDelete: "delete the stale engine (Longhorn's documented workaround)\nwhile status.currentMigrationNodeID is the current node,\ndeactivate it otherwise"})},
+		{"1.4.4+, 1.5.2-" + newest, say(longhorn.Version{Major: 1, Minor: newestProven.Minor}, deactivate) + ":\nfixed releases still refuse two active engines, so a\nvolume stuck before the upgrade stays stuck"},
+		{fmt.Sprintf("1.%d+, before 1.3", newestProven.Minor+1), say(longhorn.Version{Major: 1, Minor: newestProven.Minor + 1}, map[Action]string{ActionNone: "no action: reported, not repaired (not proven there)"})},
+		{"unknown, v2 volumes", say(longhorn.Version{}, map[Action]string{ActionNone: "no action: reported, not repaired"})},
+	}
+}
+
+// RepairTableText is RepairTable laid out for a help text, indented by two.
+func RepairTableText() string {
+	rows := RepairTable()
+	w := 0
+	for _, r := range rows {
+		w = max(w, len(r.Releases))
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, line := range strings.Split(r.Action, "\n") {
+			label := r.Releases
+			if i > 0 {
+				label = ""
+			}
+			fmt.Fprintf(&b, "  %-*s  %s\n", w, label, line)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 )
 
 // Watch is `fix --watch`, the upgrade guard, as the fix command sees it:
@@ -23,29 +24,17 @@ type Watch interface {
 	cmdutil.Options
 }
 
-// NewCmdFix is `fix` and `fix --watch`: flags, help and completion, then
-// Complete, Validate and Run of fix's Options or, with --watch, of the
-// Watch that newWatch builds around them. hooks are zero but in tests.
-func NewCmdFix(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, newWatch func(*Options) Watch, hooks Hooks) *cobra.Command {
-	o := NewOptions(cf, streams)
-	o.Hooks = hooks
-	g := newWatch(o)
-	watch := false
-	c := &cobra.Command{
-		Use:   "fix (VOLUME... | --all | --watch [VOLUME...])",
-		Short: "Repair volumes with more than one active engine, never touching the engine that serves I/O",
-		Long: `Repair Longhorn volumes stuck with more than one active engine (longhorn#6642).
+var (
+	fixShort = "Repair volumes with more than one active engine, never touching the engine that serves I/O"
+	fixLong  = `Repair Longhorn volumes stuck with more than one active engine (longhorn#6642).
 
 fix plans from a fresh scan and prints, for each selected volume, the engine to
 keep (the one on status.currentNodeID), the engines to change, the action and
 why. It then asks y/N on a terminal; without a terminal it changes nothing
 unless --yes is given.
 
-The action follows the Longhorn version:
-  1.3.x, 1.4.0-1.4.3   deactivate the stale engine (spec.active=false); deleting it
-                       there can leave the replicas inverted and lose data
-  1.5.0, 1.5.1         delete the stale engine (Longhorn's documented workaround)
-  fixed or unknown     no action: the state is reported, not repaired
+The action follows the Longhorn version (docs/troubleshooting-two-active-engines.md):
+` + detect.RepairTableText() + `
 --strategy=deactivate is allowed on every affected version, --strategy=delete
 on 1.5.0/1.5.1 only. No strategy overrides a failed precondition.
 
@@ -89,8 +78,8 @@ Exit status:
   3  replica flags are inverted after a change: stopped, recover by hand
 With --watch: 0 nothing needs attention at the end; 1 some volume does (not
 repaired yet, a repair that did not end well, a state fix does not repair);
-2 the guard could not watch (RBAC, API, flags); 3 as above.`,
-		Example: `  # Show what would be done to one volume, change nothing
+2 the guard could not watch (RBAC, API, flags); 3 as above.`
+	fixExample = `  # Show what would be done to one volume, change nothing
   kubectl longhorn-engines fix pvc-1234 --dry-run=client
 
   # Let the API server validate the writes without persisting them
@@ -106,7 +95,22 @@ repaired yet, a repair that did not end well, a state fix does not repair);
   kubectl longhorn-engines fix --watch --yes --for 6h --settle 60s --backup-dir ./backup
 
   # Only report what the guard would do
-  kubectl longhorn-engines fix --watch --dry-run=client`,
+  kubectl longhorn-engines fix --watch --dry-run=client`
+)
+
+// NewCmdFix is `fix` and `fix --watch`: flags, help and completion, then
+// Complete, Validate and Run of fix's Options or, with --watch, of the
+// Watch that newWatch builds around them. hooks are zero but in tests.
+func NewCmdFix(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, newWatch func(*Options) Watch, hooks Hooks) *cobra.Command {
+	o := NewOptions(cf, streams)
+	o.Hooks = hooks
+	g := newWatch(o)
+	watch := false
+	c := &cobra.Command{
+		Use:               "fix (VOLUME... | --all | --watch [VOLUME...])",
+		Short:             fixShort,
+		Long:              fixLong,
+		Example:           fixExample,
 		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch {
