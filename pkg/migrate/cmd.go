@@ -24,6 +24,23 @@ const migrateExitCodes = `Exit status:
      could not be verified, a rollback could not be written or verified, or
      a write's outcome could not be read back`
 
+var (
+	migrateShort   = "Drive a live migration safely: start, wait, confirm or roll back, verify"
+	migrateExample = `  # Start a migration and stop once the migration engine on node-b is ready
+  kubectl longhorn-engines migrate pvc-1234 --to node-b
+
+  # The whole sequence, without prompting
+  kubectl longhorn-engines migrate pvc-1234 --to node-b --confirm --yes
+
+  # Show the write the start would make, checked by the API server
+  kubectl longhorn-engines migrate pvc-1234 --to node-b --dry-run=server
+
+  # Finish or abandon a migration in flight (started here or by Longhorn's attachers)
+  kubectl longhorn-engines migrate confirm pvc-1234
+  kubectl longhorn-engines migrate rollback pvc-1234
+  kubectl longhorn-engines migrate status pvc-1234`
+)
+
 // NewCmdMigrate is `migrate` and its subcommands confirm, rollback and
 // status, each with Options of its own Mode: flags and help here, then
 // Complete, Validate and Run.
@@ -31,7 +48,7 @@ func NewCmdMigrate(cf *genericclioptions.ConfigFlags, streams genericiooptions.I
 	o := NewOptions(cf, streams, ModeMigrate)
 	c := &cobra.Command{
 		Use:   "migrate VOLUME --to NODE",
-		Short: "Drive a live migration safely: start, wait, confirm or roll back, verify",
+		Short: migrateShort,
 		Long: `Live-migrate a migratable RWX Longhorn volume to another node, one checked step at
 a time, the way Longhorn's own attachers do:
 
@@ -84,19 +101,7 @@ back and verifies the rollback (with a budget of --timeout, at least 2m, of its
 own). After the confirm nothing is rolled back: it cannot be undone.
 
 ` + migrateExitCodes,
-		Example: `  # Start a migration and stop once the migration engine on node-b is ready
-  kubectl longhorn-engines migrate pvc-1234 --to node-b
-
-  # The whole sequence, without prompting
-  kubectl longhorn-engines migrate pvc-1234 --to node-b --confirm --yes
-
-  # Show the write the start would make, checked by the API server
-  kubectl longhorn-engines migrate pvc-1234 --to node-b --dry-run=server
-
-  # Finish or abandon a migration in flight (started here or by Longhorn's attachers)
-  kubectl longhorn-engines migrate confirm pvc-1234
-  kubectl longhorn-engines migrate rollback pvc-1234
-  kubectl longhorn-engines migrate status pvc-1234`,
+		Example:           migrateExample,
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -139,20 +144,9 @@ func addStepFlags(c *cobra.Command, o *Options) {
 	_ = f.MarkHidden("poll-interval")
 }
 
-func newCmdStep(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode Mode) *cobra.Command {
-	o := NewOptions(cf, streams, mode)
-	c := &cobra.Command{
-		Use:               string(mode) + " VOLUME",
-		ValidArgsFunction: complete.Volumes(cf),
-		Args:              cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
-		},
-	}
-	switch mode {
-	case ModeConfirm:
-		c.Short = "Finish a live migration in flight on its target node, then verify"
-		c.Long = `Confirm a live migration in flight, started by 'migrate' or by Longhorn's own
+var (
+	confirmShort = "Finish a live migration in flight on its target node, then verify"
+	confirmLong  = `Confirm a live migration in flight, started by 'migrate' or by Longhorn's own
 attachers: wait (up to --timeout) until the migration engine on the target node is
 ready (see 'migrate --help'), check again on a fresh read, then confirm and verify
 exactly one active engine on the target node with every replica flipped to it.
@@ -162,12 +156,10 @@ uses the volume (--force accepts that risk). If readiness does not come, nothing
 changed: this command did not start the migration, so it does not roll it back.
 
 ` + migrateExitCodes
-		c.Example = `  kubectl longhorn-engines migrate confirm pvc-1234
+	confirmExample = `  kubectl longhorn-engines migrate confirm pvc-1234
   kubectl longhorn-engines migrate confirm pvc-1234 --yes --timeout 30m`
-		addFixFlags(c, o)
-	case ModeRollback:
-		c.Short = "Abandon a live migration in flight and verify the volume on its node"
-		c.Long = `Roll back a live migration in flight, started by 'migrate' or by Longhorn's own
+	rollbackShort = "Abandon a live migration in flight and verify the volume on its node"
+	rollbackLong  = `Roll back a live migration in flight, started by 'migrate' or by Longhorn's own
 attachers, and verify the volume back on the node it is attached to: one active
 engine there, the migration engine and its replicas gone, no migration left.
 
@@ -180,8 +172,30 @@ on 1.7+ name the target with --to; on 1.5 and 1.6 (the migration left without a
 node, longhorn#8735) the target is spec.migrationNodeID and --to is not needed.
 
 ` + migrateExitCodes
-		c.Example = `  kubectl longhorn-engines migrate rollback pvc-1234
+	rollbackExample = `  kubectl longhorn-engines migrate rollback pvc-1234
   kubectl longhorn-engines migrate rollback pvc-1234 --dry-run=server`
+)
+
+func newCmdStep(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode Mode) *cobra.Command {
+	o := NewOptions(cf, streams, mode)
+	c := &cobra.Command{
+		Use:               string(mode) + " VOLUME",
+		ValidArgsFunction: complete.Volumes(cf),
+		Args:              cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
+		},
+	}
+	switch mode {
+	case ModeConfirm:
+		c.Short = confirmShort
+		c.Long = confirmLong
+		c.Example = confirmExample
+		addFixFlags(c, o)
+	case ModeRollback:
+		c.Short = rollbackShort
+		c.Long = rollbackLong
+		c.Example = rollbackExample
 	}
 	c.Flags().StringVar(&o.To, "to", "", "The migration's target node: required when Longhorn detached the volume after a failed migration (confirm resumes it on this node, rollback on the other); otherwise it must match the migration in flight")
 	addStepFlags(c, o)
@@ -197,20 +211,26 @@ node, longhorn#8735) the target is spec.migrationNodeID and --to is not needed.
 	return c
 }
 
-func newCmdStatus(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := NewOptions(cf, streams, ModeStatus)
-	c := &cobra.Command{
-		Use:   "status VOLUME",
-		Short: "Show where a volume's live migration stands (read-only)",
-		Long: `Show where a volume's live migration stands: None, Requested (Longhorn has not
+var (
+	statusShort = "Show where a volume's live migration stands (read-only)"
+	statusLong  = `Show where a volume's live migration stands: None, Requested (Longhorn has not
 started it), Preparing (with what the migration engine still lacks), Ready (safe to
 confirm), Failing (Longhorn will revert it), Finishing (a confirm or rollback
 Longhorn is completing) or NeedsAttention (e.g. two active engines); with the
 engines, replicas and (1.5+) attachment tickets, and the commands that come next.
 
-Exit status: 0 when the status was printed; 2 when the cluster could not be read.`,
-		Example: `  kubectl longhorn-engines migrate status pvc-1234
-  kubectl longhorn-engines migrate status pvc-1234 -o json | jq -r .phase`,
+Exit status: 0 when the status was printed; 2 when the cluster could not be read.`
+	statusExample = `  kubectl longhorn-engines migrate status pvc-1234
+  kubectl longhorn-engines migrate status pvc-1234 -o json | jq -r .phase`
+)
+
+func newCmdStatus(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams, ModeStatus)
+	c := &cobra.Command{
+		Use:               "status VOLUME",
+		Short:             statusShort,
+		Long:              statusLong,
+		Example:           statusExample,
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

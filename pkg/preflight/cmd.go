@@ -8,14 +8,9 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
-// NewCmdPreflight is `preflight`: its flags, help and completion, then
-// Complete, Validate and Run.
-func NewCmdPreflight(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := NewOptions(cf, streams)
-	c := &cobra.Command{
-		Use:   "preflight [--to VERSION]",
-		Short: "Before an upgrade: say which volumes are exposed to longhorn#6642 and what to run (read-only)",
-		Long: `Check a cluster before a Longhorn or Harvester upgrade, whose node drains
+var (
+	preflightShort = "Before an upgrade: say which volumes are exposed to longhorn#6642 and what to run (read-only)"
+	preflightLong  = `Check a cluster before a Longhorn or Harvester upgrade, whose node drains
 live-migrate every attached migratable volume (VM disks):
 
   - the running Longhorn release (setting current-longhorn-version) and whether
@@ -40,8 +35,8 @@ Exit status:
   1  something blocks a drain and needs attention first
   2  something could not be checked (Longhorn or its release not found, RBAC,
      unreachable, instance managers not readable, bad input); the report is
-     still printed when there is one`,
-		Example: `  # Is this cluster exposed, and what would block the drains?
+     still printed when there is one`
+	preflightExample = `  # Is this cluster exposed, and what would block the drains?
   kubectl longhorn-engines preflight
 
   # Before upgrading to v1.6.2: does it fix the bug, and what about stuck volumes?
@@ -51,8 +46,19 @@ Exit status:
   kubectl longhorn-engines preflight --for 8h -o json | jq -r .recommendation.guardCommand
 
   # From a support bundle
-  kubectl longhorn-engines preflight --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip`,
-		Args: cmdutil.UsageArgs(cobra.NoArgs),
+  kubectl longhorn-engines preflight --bundle supportbundle_8f1c_2024-05-01T12-00-00Z.zip`
+)
+
+// NewCmdPreflight is `preflight`: its flags, help and completion, then
+// Complete, Validate and Run.
+func NewCmdPreflight(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams)
+	c := &cobra.Command{
+		Use:     "preflight [--to VERSION]",
+		Short:   preflightShort,
+		Long:    preflightLong,
+		Example: preflightExample,
+		Args:    cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},

@@ -9,14 +9,9 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
 )
 
-// NewCmdScan is `scan`: its flags, help and completion, then Complete,
-// Validate and Run.
-func NewCmdScan(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := NewOptions(cf, streams)
-	c := &cobra.Command{
-		Use:   "scan [VOLUME...]",
-		Short: "Find volumes with more than one active engine and explain each finding (read-only)",
-		Long: `Read Longhorn's volumes, engines, replicas and attachment tickets with paginated
+var (
+	scanShort = "Find volumes with more than one active engine and explain each finding (read-only)"
+	scanLong  = `Read Longhorn's volumes, engines, replicas and attachment tickets with paginated
 LISTs and classify every volume: healthy, migration in flight, confirm/rollback
 finishing, pending cleanup, MultipleActiveEngines (longhorn#6642) with the engine
 to keep and the stale ones, states where no safe repair exists, inverted replica
@@ -35,8 +30,8 @@ Exit status, like 'kubectl diff':
   1  at least one finding needs action or attention
   2  the cluster, bundle or files could not be checked (Longhorn missing, RBAC,
      unreachable, unknown volume, nothing readable, or input without the
-     engines or replicas of its volumes)`,
-		Example: `  # Scan every volume in longhorn-system
+     engines or replicas of its volumes)`
+	scanExample = `  # Scan every volume in longhorn-system
   kubectl longhorn-engines scan
 
   # Two volumes, with every engine's node, flag and state
@@ -53,7 +48,18 @@ Exit status, like 'kubectl diff':
 
   # Objects a user pasted
   kubectl -n longhorn-system get settings.longhorn.io,volumes.longhorn.io,engines.longhorn.io,replicas.longhorn.io,volumeattachments.longhorn.io -o yaml > dump.yaml
-  kubectl longhorn-engines scan -f dump.yaml`,
+  kubectl longhorn-engines scan -f dump.yaml`
+)
+
+// NewCmdScan is `scan`: its flags, help and completion, then Complete,
+// Validate and Run.
+func NewCmdScan(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams)
+	c := &cobra.Command{
+		Use:               "scan [VOLUME...]",
+		Short:             scanShort,
+		Long:              scanLong,
+		Example:           scanExample,
 		ValidArgsFunction: complete.Volumes(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
@@ -69,6 +75,51 @@ Exit status, like 'kubectl diff':
 	f.StringVar(&o.Node, "node", "", "Show what holds this node's drain: its instance-manager PodDisruptionBudgets and the processes behind them, with their findings")
 	o.Input.AddFlags(f)
 	cmdutil.EnumCompletion(c, "output", OutputFormats)
+	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
+	return c
+}
+
+var (
+	describeShort = "Show one volume's engines, replicas, preconditions and the repair that would apply (read-only)"
+	describeLong  = `Print, for each named volume, what scan decided and everything it decided
+from: the volume's nodes and migration fields, each engine (role, node, active,
+state, endpoint, age), each replica (node, engine, which engine's set it is in,
+active, data directory), the attachment tickets on Longhorn 1.5+, every
+precondition of a repair with the value observed (✓ passed, ✗ failed, with what
+failed in words), the decision and why, the exact command that would repair it,
+and with --bundle the longhorn-manager log evidence.
+
+It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
+0 nothing needs action, 1 a volume needs action or attention, 2 could not check.`
+	describeExample = `  # Why is this volume refused, or what would fix do to it?
+  kubectl longhorn-engines describe pvc-7b120d60-1577-4716-be5a-62348271025a
+
+  # The same from a support bundle, with the manager log evidence
+  kubectl longhorn-engines describe pvc-7b120d60-1577-4716-be5a-62348271025a --bundle supportbundle.zip`
+)
+
+// NewCmdDescribe is `describe`, scan's per-volume view, as kubectl's
+// describe is get's: it runs scan's Options with Describe set. scan VOLUME
+// stays one table row (and -o json) for scripts, describe is for a person
+// deciding about one volume.
+func NewCmdDescribe(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewOptions(cf, streams)
+	o.Describe = true
+	c := &cobra.Command{
+		Use:               "describe VOLUME...",
+		Short:             describeShort,
+		Long:              describeLong,
+		Example:           describeExample,
+		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: complete.Volumes(cf),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
+	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
+	o.Input.AddFlags(f)
 	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
 }
