@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // volumeIndex indexes engines, replicas and attachments by the volume they
@@ -108,6 +109,10 @@ func (g *Guard) stateFor(vol string, now time.Time) (st *longhorn.State, found b
 	}
 	// The index keeps no order; the lines that list engines should.
 	longhorn.SortEngines(st.Engines)
+	// What the guard prints of a finding (its reason names tickets,
+	// conditions, the version setting) comes from these copies: escaped
+	// here once, as readstate does for every other command.
+	safetext.All(st)
 	return st, true, nil
 }
 
