@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // Execute runs the command tree with args and returns the exit code. Errors
@@ -36,7 +37,7 @@ func ExecuteWithHooks(ctx context.Context, streams genericiooptions.IOStreams, a
 	code, printIt := cmdutil.CodeOf(err)
 	msg := ""
 	if printIt {
-		msg = oneLine(err.Error())
+		msg = safetext.Escape(oneLine(err.Error()))
 	}
 	if se := cmdutil.Interrupted(ctx); se != nil {
 		if c, m := cmdutil.InterruptedCode(se, code, msg); c != code {

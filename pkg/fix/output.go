@@ -13,6 +13,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // Printer writes fix's output: the plan, kubectl-style change lines and one
@@ -96,7 +97,7 @@ func (p *Printer) Progress(format string, args ...any) {
 	}
 	p.lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.ErrOut, format+"\n", args...)
+	fmt.Fprintln(p.ErrOut, safetext.Lines(fmt.Sprintf(format, args...)))
 }
 
 // Plan prints the plan as a table and one "why" line per volume.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // TimeFormat stamps every line: RFC 3339 in UTC with milliseconds, so that a
@@ -43,7 +45,7 @@ func (s *stamper) Line(build func(t time.Time) string) time.Time {
 
 // Printf writes one line stamped now.
 func (s *stamper) Printf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := safetext.Lines(fmt.Sprintf(format, args...))
 	s.Line(func(time.Time) string { return msg })
 }
 

@@ -131,7 +131,7 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
-func (o *Options) warnf(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) }
+func (o *Options) warnf(f string, a ...any) { cmdutil.Warnf(o.ErrOut)(f, a...) }
 
 // read loads the state live or offline and classifies it as scan does.
 func (o *Options) read(ctx context.Context) (input, error) {

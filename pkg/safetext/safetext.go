@@ -61,6 +61,32 @@ func Printable(s string) bool {
 	return true
 }
 
+// Cut is s cut to at most n bytes on a character boundary: a byte cut can
+// split a character, which would then print as an escape of its first
+// bytes.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Lines is Escape line by line: the line breaks of a message built here
+// stay, what any line carries of elsewhere is escaped.
+func Lines(s string) string {
+	if Printable(strings.ReplaceAll(s, "\n", "")) {
+		return s
+	}
+	ls := strings.Split(s, "\n")
+	for i, l := range ls {
+		ls[i] = Escape(l)
+	}
+	return strings.Join(ls, "\n")
+}
+
 // All escapes, in place, every string that ptr reaches through exported
 // fields, pointers, slices, maps (keys too) and interfaces. Readers call it
 // once on what they read, so that no printer has to remember to. Text that

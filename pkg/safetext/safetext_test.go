@@ -35,6 +35,28 @@ func TestEscape(t *testing.T) {
 	}
 }
 
+// Cut never splits a character; Lines keeps a message's line breaks and
+// escapes the rest.
+func TestCutAndLines(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"}, {"abcdef", 3, "abc"}, {"aé", 2, "a"}, {"日本", 4, "日"}, {"日本", 2, ""},
+	} {
+		if got := Cut(c.in, c.n); got != c.want || !utf8.ValidString(got) {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+	if got, want := Lines("one\ntwo \x1b[2J"), `one`+"\n"+`two \u001b[2J`; got != want {
+		t.Errorf("Lines = %q, want %q", got, want)
+	}
+	if got := Lines("plain\nlines"); got != "plain\nlines" {
+		t.Errorf("Lines changed printable text: %q", got)
+	}
+}
+
 // What All reaches: exported fields through pointers, slices, arrays, maps
 // (keys and values) and interfaces; unexported fields and non-text slices
 // are left alone.

@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 // bundle's manager logs add evidence after classification.
 
 func (o *Options) runOffline(ctx context.Context) error {
-	warnf := func(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) }
+	warnf := cmdutil.Warnf(o.ErrOut)
 	oo := readstate.OfflineOptions{
 		Volumes: o.Volumes, Selector: o.Selector, Warnf: warnf,
 	}

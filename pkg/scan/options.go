@@ -116,7 +116,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	lo := readstate.LoadOptions{
 		Namespace: o.namespace, Volumes: o.Volumes, Selector: o.Selector, PageSize: o.ChunkSize,
-		Warnf: func(f string, a ...any) { fmt.Fprintf(o.ErrOut, "warning: "+f+"\n", a...) },
+		Warnf: cmdutil.Warnf(o.ErrOut),
 	}
 	st, err := readstate.Load(ctx, o.client, lo)
 	if err != nil {
