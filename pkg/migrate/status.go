@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -310,23 +311,16 @@ func (s *session) printStatus(st *Status) {
 	}
 }
 
-// columns prints rows aligned.
+// columns prints rows aligned (tabwriter counts characters, not bytes).
 func (s *session) columns(rows [][]string) {
-	width := map[int]int{}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], len(c))
-		}
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-len(c)+3))
-			}
-		}
-		s.outf("%s", b.String())
+	_ = tw.Flush()
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		s.outf("%s", line)
 	}
 }
 

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // TestWritesCarryResourceVersion: every write of both drivers is pinned to
@@ -359,5 +361,17 @@ func TestWorkloadUsage(t *testing.T) {
 	}
 	if c := (usage{determined: true, inUse: true, evidence: []string{"x"}}).check(); c.OK {
 		t.Errorf("in use passed: %+v", c)
+	}
+}
+
+// TestColumns: status's tables align by characters (a node name may hold
+// any), three spaces between columns, nothing after the last.
+func TestColumns(t *testing.T) {
+	var out bytes.Buffer
+	s := &session{o: &Options{IOStreams: genericiooptions.IOStreams{Out: &out}}}
+	s.columns([][]string{{"ENGINE", "NODE", "STATE"}, {"e-1", "nœud-b", "running"}, {"e-22", "n", "stopped"}})
+	want := "ENGINE   NODE     STATE\ne-1      nœud-b   running\ne-22     n        stopped\n"
+	if out.String() != want {
+		t.Errorf("columns:\n%q\nwant\n%q", out.String(), want)
 	}
 }

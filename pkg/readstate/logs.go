@@ -9,7 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // LogEvidence sums up, for one volume, the longhorn-manager log lines that
@@ -117,16 +118,7 @@ func logMessage(s string, at int) string {
 		msg = msg[:i]
 	}
 	msg = strings.TrimRight(msg, `\ `)
-	if len(msg) > maxMessage {
-		// cut by runes: a byte cut can split a character, which would
-		// then print as an escape of its first bytes
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut]
-	}
-	return msg
+	return safetext.Cut(msg, maxMessage)
 }
 
 // logVolume finds the volume, most explicit form first.

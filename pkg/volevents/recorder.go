@@ -23,6 +23,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // Controller is the reportingController of every Event: what
@@ -113,7 +114,7 @@ func (r *Recorder) Record(v Volume, eventType, reason, action, note string) {
 	r.sink.expect(ref, eventType, reason, action)
 	// The API server refuses notes over 1 kB.
 	if len(note) > 1000 {
-		note = note[:997] + "..."
+		note = safetext.Cut(note, 997) + "..."
 	}
 	r.rec.Eventf(ref, nil, eventType, reason, action, "%s", note)
 }
