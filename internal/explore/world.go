@@ -40,8 +40,8 @@ type World struct {
 	simOracle bool
 
 	mu        sync.Mutex
-	deleted   map[string]longhorn.Replica // first state seen with a deletionTimestamp
-	generated map[string]bool             // replicas the state itself had deleting
+	deleted   map[string]deletion // first state seen with a deletionTimestamp
+	generated map[string]bool     // replicas the state itself had deleting
 	stopWatch func()
 }
 
@@ -49,7 +49,7 @@ type World struct {
 // default and the old engine image. Nothing runs yet.
 func NewWorld(ctx context.Context, c *testcluster.Cluster, release string, logs io.Writer, simOracle bool) (*World, error) {
 	w := &World{Release: release, NS: testenv.Namespace("explore"), c: c, logs: logs, simOracle: simOracle,
-		deleted: map[string]longhorn.Replica{}, generated: map[string]bool{}}
+		deleted: map[string]deletion{}, generated: map[string]bool{}}
 	s, err := lhsim.New(c.RESTConfig(), lhsim.Options{Namespace: w.NS, Version: release, InstanceOnly: !simOracle})
 	if err != nil {
 		return nil, err
@@ -198,26 +198,74 @@ func (w *World) watchDeletions(ctx context.Context) error {
 				continue
 			}
 			w.mu.Lock()
-			if _, seen := w.deleted[r.Name]; !seen {
-				w.deleted[r.Name] = r
+			_, seen := w.deleted[r.Name]
+			w.mu.Unlock()
+			if seen {
+				continue
 			}
+			d := deletion{Replica: r, redundant: w.redundant(ctx, &r)}
+			w.mu.Lock()
+			w.deleted[r.Name] = d
 			w.mu.Unlock()
 		}
 	}()
 	return nil
 }
 
+// deletion is a replica as first seen deleting, and whether the volume
+// kept its redundancy without it then.
+type deletion struct {
+	longhorn.Replica
+	redundant bool
+}
+
+// redundant reports whether, as r's deletion is seen, the volume's active
+// engines still have spec.numberOfReplicas replicas in RW mode on data
+// directories other than r's. That is when Longhorn removes an extra
+// healthy replica (cleanupExtraHealthyReplicas: data locality best-effort
+// after a local rebuild, replica auto-balance): the volume keeps its data
+// and every copy it asks for, so the removal is no loss (finding E11).
+func (w *World) redundant(ctx context.Context, r *longhorn.Replica) bool {
+	v, es, rs, err := w.sim.State(ctx, r.Spec.VolumeName)
+	if err != nil || v == nil || v.Spec.NumberOfReplicas < 1 {
+		return false
+	}
+	dirOf := map[string]string{}
+	for i := range rs {
+		if rs[i].Spec.Active && rs[i].DeletionTimestamp == nil {
+			dirOf[rs[i].Name] = dirKey(&rs[i])
+		}
+	}
+	dirs := map[string]bool{}
+	for _, e := range es {
+		if !e.Spec.Active || e.DeletionTimestamp != nil {
+			continue
+		}
+		for name, mode := range e.Status.ReplicaModeMap {
+			if d, ok := dirOf[name]; ok && mode == longhorn.ModeRW && name != r.Name && d != dirKey(r) {
+				dirs[d] = true
+			}
+		}
+	}
+	return len(dirs) >= v.Spec.NumberOfReplicas
+}
+
+// lossy reports whether d is a deletion that may have lost data: a
+// replica deleted while active, not failed (removing a failed replica
+// after the stale-replica timeout is Longhorn's normal clean-up, its data
+// is not the volume's), not generated deleting, and not redundant.
+func (w *World) lossy(name string, d deletion) bool {
+	return d.Spec.Active && d.Spec.FailedAt == "" && !w.generated[name] && !d.redundant
+}
+
 // activeDeleted lists vol's replicas the controllers deleted while active
-// (placed on a disk: an unscheduled replica holds no data), leaving out
-// failed ones (spec.failedAt set): removing a failed replica after the
-// stale-replica timeout is Longhorn's normal clean-up, its data is not the
-// volume's.
+// (placed on a disk: an unscheduled replica holds no data) and lossy.
 func (w *World) activeDeleted(vol string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
-	for name, r := range w.deleted {
-		if r.Spec.VolumeName == vol && r.Spec.Active && r.Spec.FailedAt == "" && r.Spec.NodeID != "" && r.Spec.DiskID != "" && !w.generated[name] {
+	for name, d := range w.deleted {
+		if d.Spec.VolumeName == vol && w.lossy(name, d) && d.Spec.NodeID != "" && d.Spec.DiskID != "" {
 			out = append(out, name)
 		}
 	}
@@ -226,18 +274,18 @@ func (w *World) activeDeleted(vol string) []string {
 }
 
 // lostDirs are vol's wiped data directories that held the volume's data:
-// a replica deleted while active and not failed used it, or a replica
-// still present uses it. A failed replica's directory wiped with it is
-// not counted (see activeDeleted).
+// a lossy deletion's replica used it, or a replica still present uses it.
+// A failed or redundant replica's directory wiped with it is not counted
+// (see lossy).
 func (w *World) lostDirs(vol string, remaining []longhorn.Replica) []string {
 	used := map[string]bool{}
 	for _, r := range remaining {
 		used[dirKey(&r)] = true
 	}
 	w.mu.Lock()
-	for name, r := range w.deleted {
-		if r.Spec.VolumeName == vol && r.Spec.Active && r.Spec.FailedAt == "" && !w.generated[name] {
-			used[dirKey(&r)] = true
+	for name, d := range w.deleted {
+		if d.Spec.VolumeName == vol && w.lossy(name, d) {
+			used[dirKey(&d.Replica)] = true
 		}
 	}
 	w.mu.Unlock()
