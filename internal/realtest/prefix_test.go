@@ -171,8 +171,11 @@ func TestExtraCleanupRefusedFrom153(t *testing.T) {
 
 // TestStopThenNothingOrMigration (F1): after a stop in the middle of the
 // replica writes, with nothing else done fix run again completes and
-// Longhorn converges; with a migration request instead, Longhorn still
-// refuses the two active engines and nothing is wiped.
+// Longhorn converges. With a migration request instead, Longhorn still
+// refuses the two active engines and nothing is wiped; the request waits
+// on the repair (explorer finding E6): fix run again repairs the volume
+// and verifies it running the requested migration, and the migration
+// confirmed then settles on the requested node, nothing lost.
 func TestStopThenNothingOrMigration(t *testing.T) {
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
@@ -192,6 +195,16 @@ func TestStopThenNothingOrMigration(t *testing.T) {
 				if next == "migration" {
 					e.requestMigration(vol)
 					e.waitRefused(vol)
+					e.assertNoDamage(vol)
+					out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir(), "--timeout=2m")
+					if code != 0 || !strings.Contains(out+errOut, "runs the migration to "+nodeC) {
+						t.Fatalf("fix run again after the migration request exited %d\n%s%s", code, out, errOut)
+					}
+					e.assertNoDamage(vol)
+					if out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=2m", poll); code != 0 {
+						t.Fatalf("migrate confirm exited %d\n%s%s", code, out, errOut)
+					}
+					e.waitFor("converged on node-c", vol, settled(nodeC))
 					e.assertNoDamage(vol)
 					return
 				}

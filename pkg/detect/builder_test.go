@@ -27,7 +27,7 @@ const (
 // Precondition names as classify.go reports them, in order.
 const (
 	chkVersion    = CheckVersionKnown
-	chkNoMigReq   = CheckNoMigrationRequested
+	chkMigStarted = CheckMigrationNotStarted
 	chkCurrent    = CheckCurrentNode
 	chkNoMigFly   = CheckNoMigrationInFlight
 	chkSurvivor   = CheckOneRunningEngine
@@ -41,7 +41,7 @@ const (
 	chkCleanup    = CheckNoExtraCleanup
 )
 
-var allChecks = []string{chkVersion, chkNoMigReq, chkCurrent, chkNoMigFly, chkMigratable, chkPending, chkSurvivor, chkStale, chkWorkload, chkRobustness, chkSettled, chkCleanup, chkUpgrade}
+var allChecks = []string{chkVersion, chkMigStarted, chkCurrent, chkNoMigFly, chkMigratable, chkPending, chkSurvivor, chkStale, chkWorkload, chkRobustness, chkSettled, chkCleanup, chkUpgrade}
 
 // t0 is the reference "now" of every state.
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)

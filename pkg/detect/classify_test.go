@@ -482,9 +482,12 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 			noSurvivor: true,
 		},
 		{
-			name:      "migration requested with two active engines",
-			mutate:    func(s *scenario) { s.volume().Spec.MigrationNodeID = nodeC },
-			check:     chkNoMigReq,
+			name: "migration requested with two active engines, its engine created",
+			mutate: func(s *scenario) {
+				s.volume().Spec.MigrationNodeID = nodeC
+				s.withEngine("vol-e-c0ffee00", nodeC, time.Minute, "c0ffee00", false)
+			},
+			check:     chkMigStarted,
 			detailHas: nodeC,
 		},
 		{
@@ -1140,5 +1143,32 @@ func TestRefusalReadsAsTheFailure(t *testing.T) {
 	}
 	if strings.Contains(f.Reason, CheckCurrentNode) {
 		t.Errorf("reason quotes the requirement as if it held: %s", f.Reason)
+	}
+}
+
+// TestMigrationRequestWaitsOnRepair: a migration requested while two
+// engines are active, that Longhorn has not started (no engine for it), does
+// not block the repair: every sync fails on the two engines, so the request
+// waits, and Longhorn starts it once one is active. The finding says so and
+// names the node, for fix's verification.
+func TestMigrationRequestWaitsOnRepair(t *testing.T) {
+	for _, vc := range affectedVersions {
+		t.Run(vc.name, func(t *testing.T) {
+			s := stuck(vc, "vol")
+			s.volume().Spec.MigrationNodeID = nodeC
+			_, f := s.classify(t)
+			if f.Type != TypeMultipleActiveEngines || !f.Action.Writes() {
+				t.Fatalf("got %s/%s action %s: %s", f.Type, f.Severity, f.Action, mustJSON(f.Preconditions))
+			}
+			if c, ok := findCheck(f, chkMigStarted); !ok || !c.OK || !strings.Contains(c.Detail, nodeC) {
+				t.Errorf("check %q: %+v", chkMigStarted, c)
+			}
+			if got := f.PendingMigration(); got != nodeC {
+				t.Errorf("PendingMigration() = %q, want %q", got, nodeC)
+			}
+			if !strings.Contains(f.Reason, "migration to "+nodeC+" requested meanwhile waits on the repair") {
+				t.Errorf("reason: %s", f.Reason)
+			}
+		})
 	}
 }

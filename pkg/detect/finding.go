@@ -174,15 +174,21 @@ type Check struct {
 const (
 	CheckVersionKnown         = "Longhorn version is known"
 	CheckNoMigrationRequested = "no migration is requested"
-	CheckCurrentNode          = "current node is known and equals spec.nodeID"
-	CheckNoMigrationInFlight  = "no migration is in flight"
-	CheckOneRunningEngine     = "one running engine on the current node"
-	CheckStaleElsewhere       = "stale engines are on other nodes"
-	CheckMigratableRWX        = "the volume is migratable rwx"
-	CheckNoAttachPending      = "no attach is pending on another node"
-	CheckRobustness           = "robustness is usable"
-	CheckReplicasSettled      = "replicas are settled"
-	CheckNoUpgrade            = "no engine upgrade is pending"
+	// CheckMigrationNotStarted: two active engines and no migration
+	// request, or one Longhorn has not started (no engine beside the
+	// active ones, none on the requested node): every sync fails on the
+	// two engines, so the request waits on the repair, and Longhorn starts
+	// it once one engine is active.
+	CheckMigrationNotStarted = "no migration has started"
+	CheckCurrentNode         = "current node is known and equals spec.nodeID"
+	CheckNoMigrationInFlight = "no migration is in flight"
+	CheckOneRunningEngine    = "one running engine on the current node"
+	CheckStaleElsewhere      = "stale engines are on other nodes"
+	CheckMigratableRWX       = "the volume is migratable rwx"
+	CheckNoAttachPending     = "no attach is pending on another node"
+	CheckRobustness          = "robustness is usable"
+	CheckReplicasSettled     = "replicas are settled"
+	CheckNoUpgrade           = "no engine upgrade is pending"
 	// CheckNoExtraCleanup: 1.5.3+, no Longhorn path deletes extra healthy
 	// replicas while a directory briefly has two active replicas.
 	CheckNoExtraCleanup = "no extra-replica clean-up can run"

@@ -57,6 +57,15 @@ type Planned struct {
 // Acts reports whether the plan writes to this volume.
 func (p *Planned) Acts() bool { return p.Action.Writes() }
 
+// pendingMigration is the node of a migration requested before the repair
+// that Longhorn had not started (detect's Finding.PendingMigration).
+func (p *Planned) pendingMigration() string {
+	if p.Finding == nil {
+		return ""
+	}
+	return p.Finding.PendingMigration()
+}
+
 // EngineWrites reports whether the plan changes engines after the replicas.
 func (p *Planned) EngineWrites() bool {
 	return p.Action == detect.ActionDeactivate || p.Action == detect.ActionDelete

@@ -42,6 +42,9 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 		return verdict{Inverted: true, Status: status + "; " + f.Reason, Recovery: recovery(st.Namespace, p, replicas)}
 	}
 
+	if to := p.pendingMigration(); to != "" && v.Spec.MigrationNodeID == to {
+		return migrationStarted(p, v, engines, replicas, f, found, status)
+	}
 	var problems []string
 	if found {
 		problems = append(problems, fmt.Sprintf("%s: %s", f.Type, f.Reason))
@@ -80,6 +83,59 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 		return verdict{Status: status + " (" + problems[0] + ")"}
 	}
 	return verdict{Done: true, Status: status}
+}
+
+// migrationStarted judges a volume whose plan found a migration request
+// waiting on the repair (detect's Finding.PendingMigration): Longhorn
+// starts it once one engine is active, so the repair is done when the
+// engine kept is the only active one, running where the volume is, every
+// other engine is the migration's (inactive, on the requested node or not
+// placed yet), the replicas are active on the engine kept or inactive
+// clones for the migration engine, and scan sees a migration in flight and
+// nothing else.
+func migrationStarted(p Planned, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f detect.Finding, found bool, status string) verdict {
+	to := v.Spec.MigrationNodeID
+	problem := ""
+	fail := func(why string) {
+		if problem == "" {
+			problem = why
+		}
+	}
+	migration := map[string]bool{}
+	for _, e := range engines {
+		switch {
+		case e.Name == p.Keep.Name:
+			if !e.IsActive() || e.Status.CurrentState != longhorn.StateRunning || e.Spec.NodeID != v.Status.CurrentNodeID || v.Spec.NodeID != v.Status.CurrentNodeID {
+				fail(fmt.Sprintf("%s is not the one active engine running on the current node", e.Name))
+			}
+		case e.IsActive() || (e.Spec.NodeID != to && e.Spec.NodeID != ""):
+			fail(fmt.Sprintf("%s (on %s) is not the migration's engine yet", e.Name, orDash(e.Spec.NodeID)))
+		default:
+			migration[e.Name] = true
+		}
+	}
+	served := 0
+	for _, r := range replicas {
+		switch {
+		case r.Spec.EngineName == p.Keep.Name && r.Spec.Active:
+			served++
+		case migration[r.Spec.EngineName] && !r.Spec.Active:
+		default:
+			fail("replicas not all active on " + p.Keep.Name + " or clones for the migration")
+		}
+	}
+	switch {
+	case served == 0:
+		fail("no replica active on " + p.Keep.Name)
+	case len(migration) == 0:
+		fail("Longhorn has not started the migration to " + to + " yet")
+	case !found || f.Type != detect.TypeMigrationInFlight || f.Severity != detect.SeverityInfo:
+		fail("scan does not see a migration in flight")
+	}
+	if problem != "" {
+		return verdict{Status: status + " (" + problem + ")"}
+	}
+	return verdict{Done: true, Status: status + "; Longhorn now runs the migration to " + to + " requested before the repair"}
 }
 
 // movedOn tells whether the volume has moved on since the plan: it was

@@ -141,3 +141,41 @@ func TestVerifyMovedOn(t *testing.T) {
 		})
 	}
 }
+
+// A migration requested while two engines were active, that Longhorn had
+// not started, waits on the repair: once one engine is active Longhorn
+// starts it, and that is a verified repair, not a volume that moved on
+// (explorer finding E6, seed 28 state 11 on 1.4.3).
+func TestVerifyMigrationStarted(t *testing.T) {
+	st := stateOf(testenv.TwoActiveEngines(testenv.L14a, "vol"))
+	st.Volume("vol").Spec.MigrationNodeID = testenv.NodeC
+	p := planOne(t, st, "vol", StrategyAuto)
+	if !p.Acts() || p.pendingMigration() != testenv.NodeC {
+		t.Fatalf("plan: acts=%t pending=%q: %s", p.Acts(), p.pendingMigration(), p.Why)
+	}
+	check := func(stage string, want bool, says string) {
+		t.Helper()
+		v := verify(st, p, detect.DefaultPendingThreshold)
+		if v.Done != want || !strings.Contains(v.Status, says) {
+			t.Errorf("%s: done=%t (%s), want done=%t and %q", stage, v.Done, v.Status, want, says)
+		}
+	}
+	check("stuck", false, "")
+	finishConfirm(st, p.Keep.Name)
+	check("one engine, the migration not started", false, "has not started the migration to "+testenv.NodeC)
+
+	mig := testenv.NewEngine("vol-e-mig", "vol", testenv.NodeC, false)
+	mig.UID = "uid-mig"
+	st.Engines = append(st.Engines, *mig)
+	for _, r := range st.Replicas {
+		clone := testenv.NewReplica(r.Name+"-clone", "vol", r.Spec.NodeID, mig.Name, false, r.Spec.DataDirectoryName)
+		st.Replicas = append(st.Replicas, *clone)
+	}
+	check("the requested migration running", true, "Longhorn now runs the migration to "+testenv.NodeC)
+	if why, moved := movedOn(st, p); !moved {
+		t.Errorf("without the pending request this reads as moved on; got %q", why)
+	}
+
+	longhorn.Named(st.Engines, "vol-e-mig").Spec.Active = true
+	check("the migration engine active", false, "not the migration's engine")
+}
