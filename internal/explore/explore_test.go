@@ -126,6 +126,7 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			record(t, rel, res)
 			for _, r := range res {
 				for _, d := range r.Found {
 					if k := knownFor(r, d); k != nil {
