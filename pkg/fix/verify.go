@@ -159,11 +159,17 @@ func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	for _, e := range p.Snapshot.Engines {
 		known[e.Name+"/"+e.UID] = true
 	}
+	// The engine of a migration that waited on the repair is expected:
+	// Longhorn creates it, inactive, before it places it on the node asked.
+	to := p.pendingMigration()
+	expected := func(e *longhorn.Engine) bool {
+		return to != "" && v.Spec.MigrationNodeID == to && !e.IsActive() && (e.Spec.NodeID == "" || e.Spec.NodeID == to)
+	}
 	var fresh []string
 	keepThere := false
 	for _, e := range st.EnginesOf(p.Volume) {
 		keepThere = keepThere || (e.Name == p.Keep.Name && string(e.UID) == p.Keep.UID)
-		if !known[e.Name+"/"+string(e.UID)] {
+		if !known[e.Name+"/"+string(e.UID)] && !expected(e) {
 			fresh = append(fresh, fmt.Sprintf("%s (on %s)", e.Name, orDash(e.Spec.NodeID)))
 		}
 	}

@@ -172,9 +172,16 @@ func TestVerifyMigrationStarted(t *testing.T) {
 		st.Replicas = append(st.Replicas, *clone)
 	}
 	check("the requested migration running", true, "Longhorn now runs the migration to "+testenv.NodeC)
-	if why, moved := movedOn(st, p); !moved {
-		t.Errorf("without the pending request this reads as moved on; got %q", why)
+	// the migration's engine is expected, not a sign the volume moved on,
+	// also while the stale engine is still there (seen on 1.4.3)
+	if why, moved := movedOn(st, p); moved {
+		t.Errorf("the requested migration reads as moved on: %q", why)
 	}
+	st.Volume("vol").Spec.MigrationNodeID = testenv.NodeA
+	if _, moved := movedOn(st, p); !moved {
+		t.Errorf("a migration to another node than the one requested does not read as moved on")
+	}
+	st.Volume("vol").Spec.MigrationNodeID = testenv.NodeC
 
 	longhorn.Named(st.Engines, "vol-e-mig").Spec.Active = true
 	check("the migration engine active", false, "not the migration's engine")
