@@ -44,17 +44,41 @@ func TestHealthyDetached(t *testing.T) {
 	}
 }
 
+// NoActiveEngine: Longhorn makes the one engine on the volume's node the
+// current one by itself (a wait); with no engine there, or two, it cannot
+// (a warning). Judged by Longhorn 1.4.3's own controller in the explorer.
 func TestNoActiveEngineWhileAttached(t *testing.T) {
 	for _, vc := range allVersions {
 		t.Run(vc.name, func(t *testing.T) {
 			s := healthy(vc, "vol")
 			s.engine(s.engA).Spec.Active = false
+			_, f := s.classify(t)
+			if f.Type != TypeNoActiveEngine || f.Severity != SeverityInfo || f.Action != ActionWait || f.Keep != s.engA {
+				t.Fatalf("engine on the node: got %s/%s/%s keep %q, want NoActiveEngine/info/wait keep %s", f.Type, f.Severity, f.Action, f.Keep, s.engA)
+			}
+
+			s.engine(s.engA).Spec.NodeID = nodeC
 			res, f := s.classify(t)
 			if f.Type != TypeNoActiveEngine || f.Severity != SeverityWarning || f.Action != ActionNone {
-				t.Fatalf("got %s/%s/%s, want NoActiveEngine/warning/none", f.Type, f.Severity, f.Action)
+				t.Fatalf("no engine on the node: got %s/%s/%s, want NoActiveEngine/warning/none", f.Type, f.Severity, f.Action)
 			}
 			if !res.NeedsAttention() || res.Healthy != 0 {
 				t.Errorf("NeedsAttention=%t Healthy=%d", res.NeedsAttention(), res.Healthy)
+			}
+
+			// a confirm's two engines, neither active: spec.nodeID decides
+			// for a migratable volume
+			s = migrating(vc, "vol")
+			v := s.volume()
+			v.Spec.NodeID, v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID = nodeB, "", ""
+			s.engine(s.engA).Spec.Active = false
+			if _, f := s.classify(t); f.Type != TypeNoActiveEngine || f.Action != ActionWait || f.Keep != s.engB {
+				t.Errorf("confirm, no engine active: got %s/%s/%s keep %q, want wait keep %s", f.Type, f.Severity, f.Action, f.Keep, s.engB)
+			}
+			// not migratable: both nodes count, two engines there, no pick
+			v.Spec.Migratable = false
+			if _, f := s.classify(t); f.Type != TypeNoActiveEngine || f.Severity != SeverityWarning {
+				t.Errorf("rwo, engines on spec.nodeID and currentNodeID: got %s/%s", f.Type, f.Severity)
 			}
 		})
 	}

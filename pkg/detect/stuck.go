@@ -34,6 +34,47 @@ func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 	return ""
 }
 
+// enginePicked is the engine Longhorn makes the current one of a volume
+// with no active engine, and the node that decides it (nil when it picks
+// none). Longhorn's datastore (GetNewCurrentEngineAndExtras) takes the one
+// engine on spec.nodeID or status.currentNodeID — before 1.6 also on
+// status.pendingNodeID — and sets it active; two there and it fails. For a
+// migratable rwx volume with no migration requested, processMigration first
+// moves status.currentNodeID to spec.nodeID, so spec.nodeID alone decides.
+// Run on Longhorn 1.4.3's own controller (internal/explore, seed 28: such
+// states converge by themselves).
+func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) (*longhorn.Engine, string) {
+	nodes := []string{v.Spec.NodeID, v.Status.CurrentNodeID}
+	if !ver.AtLeast(1, 6, 0) {
+		nodes = append(nodes, v.Status.PendingNodeID)
+	}
+	if v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2 {
+		nodes = []string{v.Spec.NodeID}
+		if !ver.AtLeast(1, 6, 0) && v.Status.PendingNodeID != "" {
+			nodes = append(nodes, v.Status.PendingNodeID)
+		}
+	}
+	var picked *longhorn.Engine
+	node := ""
+	for _, e := range engines {
+		for _, n := range nodes {
+			if n != "" && e.Spec.NodeID == n {
+				if picked != nil && picked != e {
+					return nil, ""
+				}
+				picked, node = e, n
+			}
+		}
+	}
+	// An engine in error or stopped makes the outcome depend on timing:
+	// Longhorn 1.4.3 ended one such state converged in one run and with a
+	// replica left on the removed engine in the next (seed 28 state 372).
+	if picked == nil || picked.Deleting() || picked.Status.CurrentState != longhorn.StateRunning {
+		return nil, ""
+	}
+	return picked, node
+}
+
 // markStuck turns a "wait" or "in flight" verdict into "stuck" when
 // Longhorn would never leave the state by itself.
 func markStuck(st *longhorn.State, v *longhorn.Volume, f *Finding) {
