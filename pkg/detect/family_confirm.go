@@ -25,7 +25,15 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 	if !ver.Known() || ver.HasCurrentMigrationNodeID() || !v.Migratable() {
 		return false
 	}
-	if v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" || len(c.engines) < 2 || v.UpgradePending() {
+	if v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" || len(c.engines) == 0 || v.UpgradePending() {
+		return false
+	}
+	// With the old engine not running the volume is not served: Longhorn
+	// then detaches and attaches it on spec.nodeID, which places a new
+	// engine there (explorer, seed 28 state 160 on 1.4.3).
+	if !slices.ContainsFunc(c.engines, func(e *longhorn.Engine) bool {
+		return e.IsActive() && e.Status.CurrentState == longhorn.StateRunning
+	}) {
 		return false
 	}
 	var parked []*longhorn.Engine
@@ -47,7 +55,17 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 		Steps:           []string{c.kubectl("get engines.longhorn.io -l longhornvolume=" + v.Name + " -o wide")},
 	}
 	evidence := "no engine waits there"
-	if len(parked) == 1 {
+	if len(c.engines) == 1 {
+		// No migration engine at all (removed by a revert before the
+		// confirm): Longhorn's confirm branch needs two engines and
+		// returns at once; spec.nodeID and status.currentNodeID stay apart
+		// (explorer, seed 28 states 64 and 182 on 1.4.3).
+		if v.Status.CurrentNodeID == v.Spec.NodeID {
+			return false
+		}
+		evidence = "no migration engine exists any more (the old engine is the only one)"
+		k.Steps = append(k.Steps, fmt.Sprintf("no migration engine to place: stop the workload so that the volume detaches, then start it again on %s (it attaches there); do not delete any replica; see %s", v.Spec.NodeID, FamilyDoc+"#confirm-without-engine"))
+	} else if len(parked) == 1 {
 		evidence = fmt.Sprintf("the migration engine %s, stopped for a restart, has no node", parked[0].Name)
 		k.Steps = append(k.Steps, c.kubectl("patch engines.longhorn.io "+parked[0].Name+" --type merge -p '{\"spec\":{\"nodeID\":\""+v.Spec.NodeID+"\"}}'")+
 			"   # place it on "+v.Spec.NodeID+": Longhorn then finishes the confirm (removes the old engine, hands the clone replicas over)")

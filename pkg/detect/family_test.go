@@ -231,6 +231,13 @@ func TestFamilyLeftoverAttachRequest(t *testing.T) {
 	v := s.volume()
 	v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.State, v.Status.PendingNodeID = "", "", longhorn.VolumeStateDetached, nodeA
 	expectFamily(t, s, TypeLeftoverAttachRequest, true, `'{"status":{"pendingNodeID":""}}'`)
+	// before 1.5 Longhorn re-attaches to status.pendingNodeID itself
+	s = healthy(vcL14a, "vol-pn")
+	v = s.volume()
+	v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.State, v.Status.PendingNodeID = "", "", longhorn.VolumeStateDetached, nodeA
+	if _, f := s.classify(t); f.Type == TypeLeftoverAttachRequest {
+		t.Errorf("1.4: %s", f.Type)
+	}
 
 	s = healthy(vcL15f, "vol-ui")
 	s.withTickets(map[string]bool{LonghornUITicket: true},
@@ -316,6 +323,21 @@ func TestFamilyConfirmWithoutEngine(t *testing.T) {
 	s.engine(s.engB).Spec.NodeID = nodeB
 	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
 		t.Errorf("engine on the target: %s", f.Type)
+	}
+	// no migration engine left at all: the confirm branch needs two
+	// engines, nothing moves (explorer, seed 28 states 64, 182 on 1.4.3)
+	s = healthy(vcL14a, "vol-cw")
+	s.volume().Spec.NodeID = nodeB
+	f = expectFamily(t, s, TypeConfirmWithoutEngine, true, "stop the workload so that the volume detaches, then start it again on node-b")
+	if strings.Contains(strings.Join(f.Family.Steps, "\n"), "patch") {
+		t.Errorf("a patch offered with no migration engine: %v", f.Family.Steps)
+	}
+	// the old engine crashed: Longhorn detaches and attaches the volume on
+	// spec.nodeID itself (explorer, seed 28 state 160 on 1.4.3)
+	s = confirmedWithoutEngine(vcL14a, "vol-cw")
+	s.engine(s.engA).Status.CurrentState = longhorn.StateError
+	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
+		t.Errorf("old engine in error: %s", f.Type)
 	}
 	// 1.5+: status.currentMigrationNodeID keeps the migration going and
 	// Longhorn places the engine itself (run on 1.5.3)
