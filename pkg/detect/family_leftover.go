@@ -21,7 +21,13 @@ func leftoverAttachRequest(c *familyCtx, f *Finding) bool {
 		Releases:        "1.5.x",
 		AffectedRelease: c.inRange("1.5.0", "1.5.999"),
 	}
-	if pn := v.Status.PendingNodeID; pn != "" && v.Spec.NodeID == "" && v.Status.State == longhorn.VolumeStateDetached {
+	// Before 1.5 the volume controller attaches a detached volume to
+	// status.pendingNodeID by itself and clears it (the automatic
+	// re-attachment of 1.4.3's syncVolumeStatusWithEngineState; the
+	// explorer saw 1.4.3 leave it, seed 28 states 211, 224, 322): a leftover
+	// needs the VolumeAttachment controller of 1.5.
+	reattaches := c.st.Version.Known() && !c.st.Version.HasVolumeAttachments()
+	if pn := v.Status.PendingNodeID; pn != "" && v.Spec.NodeID == "" && v.Status.State == longhorn.VolumeStateDetached && !reattaches {
 		k.Steps = []string{
 			c.kubectl(fmt.Sprintf(`patch volumes.longhorn.io %s --subresource=status --type=merge -p '{"status":{"pendingNodeID":""}}'`, v.Name)),
 		}
