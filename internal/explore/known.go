@@ -1,6 +1,9 @@
 package explore
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Known is a disagreement between the tool and Longhorn that the explorer
 // found and that is not fixed on this branch yet: the explorer reports it
@@ -37,8 +40,35 @@ var knownDisagreements = []Known{
 	// E3: the DanglingReplicas repair stopped between repoints, then a
 	// migration request: the replicas still dangling are deleted while
 	// active and wiped (1.4.3, 1.5.3, 1.10.0; no write order closes it).
+	// The same holds for PendingCleanup's set-replicas repair, whose old
+	// engine is being deleted: its replicas not yet written dangle once it
+	// is gone (seed 28 states 133, 367 on 1.4.3).
 	{Entry: "E3", Kind: KindInterruptedLost, Match: func(r Result) bool {
-		return strings.HasPrefix(r.Finding, "DanglingReplicas/") && lostAfter(r, NextMigrate)
+		return (strings.HasPrefix(r.Finding, "DanglingReplicas/") || r.Finding == "PendingCleanup/critical/set-replicas") && lostAfter(r, NextMigrate)
+	}},
+	// E10 (1.4.3): DanglingReplicas refused because spec.nodeID and
+	// status.currentNodeID differ, and Longhorn's attach state machine
+	// settles the volume on spec.nodeID by itself (a false alarm).
+	{Entry: "E10", Kind: KindFalseAlarm, Match: func(r Result) bool {
+		s := r.Case.State
+		return r.Finding == "DanglingReplicas/critical/none" && s.NodeID != s.CurrentNodeID
+	}},
+	// E23 (1.4.3): "healthy" on a volume with no active engine or no
+	// active replica that has not failed: Longhorn detaches it or leaves
+	// it detached, and whether it attaches again is not judged here (the
+	// explorer makes no attach).
+	{Entry: "E23", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		s := r.Case.State
+		anyEngine := slices.ContainsFunc(s.Engines, func(e Engine) bool { return e.Active })
+		anyReplica := slices.ContainsFunc(s.Replicas, func(x Replica) bool { return x.Active && !x.Failed })
+		return r.Finding == "" && (!anyEngine || !anyReplica)
+	}},
+	// E5 (1.4.3): DanglingReplicas on a volume with data locality
+	// best-effort: Longhorn rebuilds a local replica from the engine's own
+	// clone and removes the dangling one itself, so "stuck" is a false
+	// alarm there; fix's repair converges with nothing lost too.
+	{Entry: "E5", Kind: KindFalseAlarm, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "DanglingReplicas/") && r.Case.State.BestEffort
 	}},
 	// E4: "in flight" while spec.nodeID or status.currentNodeID is empty:
 	// processMigration returns early and the request stays for ever (F4).
