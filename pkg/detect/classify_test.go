@@ -57,6 +57,14 @@ func TestNoActiveEngineWhileAttached(t *testing.T) {
 				t.Fatalf("engine on the node: got %s/%s/%s keep %q, want NoActiveEngine/info/wait keep %s", f.Type, f.Severity, f.Action, f.Keep, s.engA)
 			}
 
+			// none of its replicas active: it never starts (seed 29
+			// state 13 on 1.4.3)
+			s.setReplicasActive(s.engA, false)
+			if _, f := s.classify(t); f.Severity != SeverityWarning {
+				t.Errorf("engine without an active replica: got %s/%s, want a warning", f.Type, f.Severity)
+			}
+			s.setReplicasActive(s.engA, true)
+
 			s.engine(s.engA).Spec.NodeID = nodeC
 			res, f := s.classify(t)
 			if f.Type != TypeNoActiveEngine || f.Severity != SeverityWarning || f.Action != ActionNone {

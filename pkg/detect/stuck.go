@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -40,15 +41,20 @@ func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 // engine on spec.nodeID or status.currentNodeID — before 1.6 also on
 // status.pendingNodeID — and sets it active; two there and it fails. For a
 // migratable rwx volume with no migration requested, processMigration first
-// moves status.currentNodeID to spec.nodeID, so spec.nodeID alone decides.
+// moves status.currentNodeID to spec.nodeID, so spec.nodeID alone decides,
+// and hands the replicas over to the engine it switches to
+// (switchActiveReplicas); otherwise the engine starts on its own active
+// replicas, and with none it never does (seed 29 state 13: the active
+// replicas named a deleted engine).
 // Run on Longhorn 1.4.3's own controller (internal/explore, seed 28: such
 // states converge by themselves).
-func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) (*longhorn.Engine, string) {
+func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica) (*longhorn.Engine, string) {
 	nodes := []string{v.Spec.NodeID, v.Status.CurrentNodeID}
 	if !ver.AtLeast(1, 6, 0) {
 		nodes = append(nodes, v.Status.PendingNodeID)
 	}
-	if v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2 {
+	switches := v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2
+	if switches {
 		nodes = []string{v.Spec.NodeID}
 		if !ver.AtLeast(1, 6, 0) && v.Status.PendingNodeID != "" {
 			nodes = append(nodes, v.Status.PendingNodeID)
@@ -70,6 +76,9 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 	// Longhorn 1.4.3 ended one such state converged in one run and with a
 	// replica left on the removed engine in the next (seed 28 state 372).
 	if picked == nil || picked.Deleting() || picked.Status.CurrentState != longhorn.StateRunning {
+		return nil, ""
+	}
+	if !switches && !slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool { return r.Spec.Active && r.Spec.EngineName == picked.Name }) {
 		return nil, ""
 	}
 	return picked, node
