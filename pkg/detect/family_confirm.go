@@ -28,12 +28,18 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 	if v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" || len(c.engines) == 0 || v.UpgradePending() {
 		return false
 	}
-	// With the old engine not running the volume is not served: Longhorn
-	// then detaches and attaches it on spec.nodeID, which places a new
-	// engine there (explorer, seed 28 state 160 on 1.4.3).
-	if !slices.ContainsFunc(c.engines, func(e *longhorn.Engine) bool {
-		return e.IsActive() && e.Status.CurrentState == longhorn.StateRunning
-	}) {
+	// With the old engine not running, or none of its replicas usable, the
+	// volume is not served: Longhorn then detaches and attaches it on
+	// spec.nodeID, which places an engine there (explorer on 1.4.3: seed
+	// 28 state 160, the engine in error; seed 29 state 163, its replica
+	// failed).
+	serving := func(e *longhorn.Engine) bool {
+		return e.IsActive() && e.Status.CurrentState == longhorn.StateRunning &&
+			slices.ContainsFunc(c.replicas, func(r *longhorn.Replica) bool {
+				return r.Spec.EngineName == e.Name && r.Spec.Active && r.Spec.FailedAt == ""
+			})
+	}
+	if !slices.ContainsFunc(c.engines, serving) {
 		return false
 	}
 	var parked []*longhorn.Engine

@@ -339,6 +339,14 @@ func TestFamilyConfirmWithoutEngine(t *testing.T) {
 	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
 		t.Errorf("old engine in error: %s", f.Type)
 	}
+	// its replicas failed: the same (seed 29 state 163)
+	s = confirmedWithoutEngine(vcL14a, "vol-cw")
+	for _, r := range s.replicasOf(s.engA) {
+		r.Spec.FailedAt = "2026-01-01T00:00:00Z"
+	}
+	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
+		t.Errorf("old engine's replicas failed: %s", f.Type)
+	}
 	// 1.5+: status.currentMigrationNodeID keeps the migration going and
 	// Longhorn places the engine itself (run on 1.5.3)
 	s = confirmedWithoutEngine(vcL15f, "vol-cw")
