@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
 )
@@ -73,9 +74,9 @@ func TestFixRecordsEventsWithTheDocumentedRole(t *testing.T) {
 	stale := testenv.EngineName(stuckVersion, repaired, 0)
 
 	r := kubectlAs(ctx, t, userWith(t, fixRole), "longhorn-engines", "fix", repaired, refused, "--yes", "--backup-dir", t.TempDir(), "--timeout", "2s")
-	if r.Code != fix.ExitNotDone || !strings.Contains(r.Stdout, `engine.longhorn.io "`+stale+`" deactivated`) ||
+	if r.Code != cmdutil.ExitNeedsAction || !strings.Contains(r.Stdout, `engine.longhorn.io "`+stale+`" deactivated`) ||
 		!strings.Contains(r.Stdout, refused) || strings.Contains(r.Stderr, "no Kubernetes Events") {
-		t.Fatalf("fix with the documented fix Role: want exit %d, %s deactivated, %s refused, no warning about Events:\n%v", fix.ExitNotDone, stale, refused, r)
+		t.Fatalf("fix with the documented fix Role: want exit %d, %s deactivated, %s refused, no warning about Events:\n%v", cmdutil.ExitNeedsAction, stale, refused, r)
 	}
 	for vol, reasons := range map[string][]string{
 		repaired: {fix.ReasonRepairApplied, fix.ReasonRepairNotVerified},

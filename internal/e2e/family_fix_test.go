@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -25,7 +26,7 @@ func TestFixClearsStaleMigrationNodeIDWithTheDocumentedRole(t *testing.T) {
 	create(ctx, t, testenv.StaleMigrationNodeID("v1.5.3", vol))
 	r := kubectlAs(ctx, t, userWith(t, fixRole), "longhorn-engines", "fix", vol, "--yes", "--backup-dir", t.TempDir(), "--timeout", "30s")
 	skipIfNotImplemented(t, r)
-	if r.Code != fix.ExitOK || !strings.Contains(r.Stdout, `volume.longhorn.io "`+vol+`" patched`) || !strings.Contains(r.Stdout, `volume.longhorn.io "`+vol+`" repaired`) {
+	if r.Code != cmdutil.ExitOK || !strings.Contains(r.Stdout, `volume.longhorn.io "`+vol+`" patched`) || !strings.Contains(r.Stdout, `volume.longhorn.io "`+vol+`" repaired`) {
 		t.Fatalf("fix with the documented fix Role: want exit 0, the patch and the verification:\n%v", r)
 	}
 	u, err := cluster.Dynamic().Resource(longhorn.Volumes.GVR()).Namespace(cluster.Namespace()).Get(ctx, vol, metav1.GetOptions{})

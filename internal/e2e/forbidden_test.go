@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -66,9 +67,9 @@ func TestFixForbidden(t *testing.T) {
 	before := resourceVersions(ctx, t)
 	dir := filepath.Join(t.TempDir(), "backup")
 	r := kubectlAs(ctx, t, userWith(t, []rbacv1.PolicyRule{longhornRead}), "longhorn-engines", "fix", stuckVolume, "--yes", "--backup-dir", dir, "--timeout", "30s")
-	if r.Code != fix.ExitNotDone ||
+	if r.Code != cmdutil.ExitNeedsAction ||
 		!strings.Contains(r.Stdout, `volume.longhorn.io "`+stuckVolume+`" failed: forbidden: cannot patch replicas.longhorn.io in namespace "longhorn-system"`) {
-		t.Errorf("read-only user: want exit %d and the forbidden patch:\n%v", fix.ExitNotDone, r)
+		t.Errorf("read-only user: want exit %d and the forbidden patch:\n%v", cmdutil.ExitNeedsAction, r)
 	}
 	if log := readLog(t, dir); !strings.Contains(log, "attempt") || !strings.Contains(log, "error=") {
 		t.Errorf("actions.log lacks the attempt and its error:\n%s", log)
@@ -76,8 +77,8 @@ func TestFixForbidden(t *testing.T) {
 	testenv.AssertUnchanged(t, before, resourceVersions(ctx, t))
 
 	r = kubectlAs(ctx, t, userWith(t, nil), "longhorn-engines", "fix", stuckVolume, "--yes", "--backup-dir", dir)
-	if r.Code != fix.ExitNoCheck || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot get volumes.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
-		t.Errorf("no rights: want exit %d and one line \"error: forbidden: cannot get volumes.longhorn.io ...\":\n%v", fix.ExitNoCheck, r)
+	if r.Code != cmdutil.ExitNoCheck || !strings.HasPrefix(r.Stderr, "error: forbidden: cannot get volumes.longhorn.io") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("no rights: want exit %d and one line \"error: forbidden: cannot get volumes.longhorn.io ...\":\n%v", cmdutil.ExitNoCheck, r)
 	}
 	testenv.AssertUnchanged(t, before, resourceVersions(ctx, t))
 }
@@ -91,10 +92,10 @@ func TestFixBackupToConfigMapForbidden(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "backup")
 	r := kubectlAs(ctx, t, userWith(t, []rbacv1.PolicyRule{write}), "longhorn-engines", "fix", stuckVolume, "--yes", "--wait=false",
 		"--backup-dir", dir, "--backup-to", "configmap", "--timeout", "30s")
-	if r.Code != fix.ExitNotDone ||
+	if r.Code != cmdutil.ExitNeedsAction ||
 		!strings.Contains(r.Stdout, `volume.longhorn.io "`+stuckVolume+`" failed: backup failed, nothing written: creating ConfigMap longhorn-engines-`) ||
 		!strings.Contains(r.Stdout, "forbidden") {
-		t.Errorf("want exit %d and the refused ConfigMap:\n%v", fix.ExitNotDone, r)
+		t.Errorf("want exit %d and the refused ConfigMap:\n%v", cmdutil.ExitNeedsAction, r)
 	}
 	if log := readLog(t, dir); strings.Contains(log, "attempt") {
 		t.Errorf("a write was attempted:\n%s", log)

@@ -14,6 +14,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
@@ -308,7 +309,7 @@ func TestMigrateRefusedWhereNotProven(t *testing.T) {
 		vol := "vol-unproven"
 		e.attached(vol)
 		out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-		expectExit(t, "migrate without --force", migrate.ExitStopped, out, errOut, code)
+		expectExit(t, "migrate without --force", cmdutil.ExitNeedsAction, out, errOut, code)
 		if !strings.Contains(errOut, "release proven for migrations") {
 			t.Errorf("the refusal does not name the check:\n%s", errOut)
 		}

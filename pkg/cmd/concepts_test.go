@@ -16,8 +16,9 @@ import (
 // terminal check (prompt.go) and the --dry-run flag (dryrun.go). A second
 // copy elsewhere drifts (3 meant different things in three tables; a pipe
 // answered migrate's own prompt but never fix's), so this test fails on one:
-// an exit code given as a number, a "[y/N]" question, or a --dry-run flag
-// registered by hand, in any package but cmdutil.
+// an exit code given as a number or a second name for one of cmdutil's, a
+// "[y/N]" question, or a --dry-run flag registered by hand, in any package
+// but cmdutil.
 func TestCLIConceptsLiveInCmdutil(t *testing.T) {
 	fset := token.NewFileSet()
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
@@ -38,9 +39,17 @@ func TestCLIConceptsLiveInCmdutil(t *testing.T) {
 			switch n := n.(type) {
 			case *ast.ValueSpec:
 				for i, name := range n.Names {
-					if lower := strings.ToLower(name.Name); strings.HasPrefix(lower, "exit") && i < len(n.Values) {
-						if lit, ok := n.Values[i].(*ast.BasicLit); ok && lit.Kind == token.INT {
-							t.Errorf("%s: exit code %s = %s: name cmdutil's code instead", fset.Position(name.Pos()), name.Name, lit.Value)
+					if !strings.HasPrefix(strings.ToLower(name.Name), "exit") || i >= len(n.Values) {
+						continue
+					}
+					switch v := n.Values[i].(type) {
+					case *ast.BasicLit:
+						if v.Kind == token.INT {
+							t.Errorf("%s: exit code %s = %s: name cmdutil's code instead", fset.Position(name.Pos()), name.Name, v.Value)
+						}
+					case *ast.SelectorExpr:
+						if id, ok := v.X.(*ast.Ident); ok && id.Name == "cmdutil" && strings.HasPrefix(v.Sel.Name, "Exit") {
+							t.Errorf("%s: %s, a second name for cmdutil.%s: use cmdutil's", fset.Position(name.Pos()), name.Name, v.Sel.Name)
 						}
 					}
 				}

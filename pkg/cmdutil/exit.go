@@ -12,10 +12,10 @@ import (
 // do, 1 findings, 2 could not check. A signal gives 128 + its number.
 const (
 	ExitOK = 0
-	// ExitFindings (scan, preflight) and ExitFailure (fix, migrate): something
-	// needs doing or was not done; nothing is in a state a person must repair.
-	ExitFindings = 1
-	ExitFailure  = 1
+	// ExitNeedsAction: scan and preflight found something that needs doing;
+	// fix left a volume not repaired, migrate stopped with the volume where
+	// it started. Nothing is in a state a person must repair.
+	ExitNeedsAction = 1
 	// ExitNoCheck: the cluster or the input could not be read, or a flag is
 	// invalid; nothing was changed.
 	ExitNoCheck = 2
@@ -69,5 +69,5 @@ func CodeOf(err error) (code int, printIt bool) {
 	if errors.As(err, &ee) {
 		return ee.Code, ee.Err != nil
 	}
-	return ExitFailure, true
+	return ExitNeedsAction, true
 }

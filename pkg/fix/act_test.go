@@ -51,12 +51,12 @@ func TestExitCode(t *testing.T) {
 		results []Result
 		want    int
 	}{
-		{nil, ExitOK},
-		{[]Result{ResultHealthy, ResultRepaired, ResultInFlight, ResultChanged, ResultDryRun}, ExitOK},
-		{[]Result{ResultRepaired, ResultSkipped}, ExitNotDone},
-		{[]Result{ResultRefused}, ExitNotDone},
-		{[]Result{ResultTimedOut, ResultFailed}, ExitNotDone},
-		{[]Result{ResultFailed, ResultInverted, ResultRepaired}, ExitInverted},
+		{nil, cmdutil.ExitOK},
+		{[]Result{ResultHealthy, ResultRepaired, ResultInFlight, ResultChanged, ResultDryRun}, cmdutil.ExitOK},
+		{[]Result{ResultRepaired, ResultSkipped}, cmdutil.ExitNeedsAction},
+		{[]Result{ResultRefused}, cmdutil.ExitNeedsAction},
+		{[]Result{ResultTimedOut, ResultFailed}, cmdutil.ExitNeedsAction},
+		{[]Result{ResultFailed, ResultInverted, ResultRepaired}, cmdutil.ExitAttention},
 	}
 	for _, tt := range tests {
 		var outs []Outcome

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
@@ -37,8 +38,8 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 		full := func(next fix.BackupStore) fix.BackupStore { store = &fullStore{next: next, n: 1}; return store }
 		dir := filepath.Join(t.TempDir(), "backup")
 		res := runFixWith(t, ctx, fix.Hooks{BackupStore: full}, "vol-a", "vol-b", "--parallel", "1", "--yes", "--wait=false", "--backup-dir", dir)
-		if res.Code != fix.ExitNotDone {
-			t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
+		if res.Code != cmdutil.ExitNeedsAction {
+			t.Errorf("exit %d, want %d", res.Code, cmdutil.ExitNeedsAction)
 		}
 		testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-b" failed: backup failed, nothing written`, "no space left on device")
 		after := versions(t, ctx)
@@ -63,8 +64,8 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := runFix(t, ctx, "vol-a", "--yes", "--wait=false", "--backup-dir", filepath.Join(file, "backup"))
-		if res.Code != fix.ExitNotDone || strings.Count(res.Stderr, "error: ") != 1 {
-			t.Errorf("exit %d, want %d with one error line", res.Code, fix.ExitNotDone)
+		if res.Code != cmdutil.ExitNeedsAction || strings.Count(res.Stderr, "error: ") != 1 {
+			t.Errorf("exit %d, want %d with one error line", res.Code, cmdutil.ExitNeedsAction)
 		}
 		testenv.Contains(t, "stderr", res.Stderr, "nothing was changed")
 		testenv.AssertUnchanged(t, before, versions(t, ctx))
@@ -82,8 +83,8 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
 		res := runFix(t, ctx, "vol-a", "--yes", "--wait=false", "--backup-dir", dir)
-		if res.Code != fix.ExitNotDone {
-			t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
+		if res.Code != cmdutil.ExitNeedsAction {
+			t.Errorf("exit %d, want %d", res.Code, cmdutil.ExitNeedsAction)
 		}
 		testenv.AssertUnchanged(t, before, versions(t, ctx))
 	})

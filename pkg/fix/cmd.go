@@ -115,7 +115,7 @@ func NewCmdFix(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStr
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch {
 				if cmd.Flags().Changed("pending-threshold") {
-					return cmdutil.WithCode(ExitNoCheck, errors.New("--pending-threshold is not used with --watch: the guard acts only on what lasts --settle"))
+					return cmdutil.WithCode(cmdutil.ExitNoCheck, errors.New("--pending-threshold is not used with --watch: the guard acts only on what lasts --settle"))
 				}
 				// SIGTERM is how the guard's window ends: its verdict
 				// (0-3, deploy/README.md) is the exit code. Ctrl-C is 130.
@@ -123,10 +123,10 @@ func NewCmdFix(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStr
 				return cmdutil.CompleteValidateRun(cmd.Context(), g, args)
 			}
 			if cmd.Flags().Changed("for") || cmd.Flags().Changed("settle") {
-				return cmdutil.WithCode(ExitNoCheck, errors.New("--for and --settle need --watch"))
+				return cmdutil.WithCode(cmdutil.ExitNoCheck, errors.New("--for and --settle need --watch"))
 			}
 			if cmd.Flags().Changed("metrics-bind-address") {
-				return cmdutil.WithCode(ExitNoCheck, errors.New("--metrics-bind-address needs --watch"))
+				return cmdutil.WithCode(cmdutil.ExitNoCheck, errors.New("--metrics-bind-address needs --watch"))
 			}
 			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},

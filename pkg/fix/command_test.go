@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -29,7 +30,7 @@ func TestFixWritesOnlyTheStaleEngine(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "backup")
 
 			res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir)
-			if res.Code != fix.ExitOK {
+			if res.Code != cmdutil.ExitOK {
 				t.Fatalf("exit %d", res.Code)
 			}
 			keepAfter := getEngine(t, ctx, keep)
@@ -72,14 +73,14 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 	var cases []tc
 	for _, v := range []string{testenv.L13, testenv.L14a, testenv.L15a, testenv.L14f, testenv.L15f, testenv.L16} {
 		cases = append(cases,
-			tc{v, testenv.Issue4827, fix.ExitNotDone, "refused"},
-			tc{v, testenv.MidMigration, fix.ExitOK, "in-flight"},
-			tc{v, testenv.Healthy, fix.ExitOK, "healthy"},
+			tc{v, testenv.Issue4827, cmdutil.ExitNeedsAction, "refused"},
+			tc{v, testenv.MidMigration, cmdutil.ExitOK, "in-flight"},
+			tc{v, testenv.Healthy, cmdutil.ExitOK, "healthy"},
 		)
 	}
 	// The newest release a repair was run on is 1.12.
-	cases = append(cases, tc{"v1.13.0", testenv.TwoActiveEngines, fix.ExitNotDone, "has not been proven on Longhorn v1.13.0"})
-	cases = append(cases, tc{testenv.L14f, testenv.PendingCleanup, fix.ExitOK, "in-flight"})
+	cases = append(cases, tc{"v1.13.0", testenv.TwoActiveEngines, cmdutil.ExitNeedsAction, "has not been proven on Longhorn v1.13.0"})
+	cases = append(cases, tc{testenv.L14f, testenv.PendingCleanup, cmdutil.ExitOK, "in-flight"})
 	for _, c := range cases {
 		name := c.version + "/" + strings.TrimPrefix(funcName(c.build), "testenv.")
 		t.Run(name, func(t *testing.T) {
@@ -103,7 +104,7 @@ func TestFixRefusedStatesChangeNothing(t *testing.T) {
 		create(t, ctx, o)
 		before := versions(t, ctx)
 		res := runFix(t, ctx, "vol", "--yes", "--strategy=deactivate")
-		if res.Code != fix.ExitNotDone {
+		if res.Code != cmdutil.ExitNeedsAction {
 			t.Errorf("exit %d", res.Code)
 		}
 		testenv.Contains(t, "stderr", res.Stderr, "Longhorn version unknown")
@@ -133,7 +134,7 @@ func TestFixStrategyOverride(t *testing.T) {
 	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	before := versions(t, ctx)
 	res := runFix(t, ctx, "vol", "--yes", "--strategy=delete", "--backup-dir", t.TempDir())
-	if res.Code != fix.ExitNotDone {
+	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, "--strategy=delete refused on Longhorn v1.4.3")
@@ -143,7 +144,7 @@ func TestFixStrategyOverride(t *testing.T) {
 	create(t, ctx, testenv.TwoActiveEngines(testenv.L15a, "vol"))
 	stale := testenv.EngineName(testenv.L15a, "vol", 0)
 	res = runFix(t, ctx, "vol", "--yes", "--strategy=deactivate", "--wait=false", "--backup-dir", t.TempDir())
-	if res.Code != fix.ExitOK {
+	if res.Code != cmdutil.ExitOK {
 		t.Errorf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+stale+`" deactivated`)
@@ -166,7 +167,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 				before := versions(t, ctx)
 				dir := filepath.Join(t.TempDir(), "backup")
 				res := runFix(t, ctx, "vol", "--dry-run="+mode, "--backup-dir", dir)
-				if res.Code != fix.ExitOK {
+				if res.Code != cmdutil.ExitOK {
 					t.Errorf("exit %d", res.Code)
 				}
 				suffix := " (dry run)"
@@ -186,7 +187,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 		create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 		stale := testenv.EngineName(testenv.L14a, "vol", 0)
 		res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(string) { touch(t, ctx, longhorn.Engines, stale) }}, "vol", "--dry-run=server")
-		if res.Code != fix.ExitNotDone {
+		if res.Code != cmdutil.ExitNeedsAction {
 			t.Errorf("exit %d", res.Code)
 		}
 		testenv.Contains(t, "stdout", res.Stdout, "changed after the re-check")
@@ -201,8 +202,8 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	// A piped "y" (echo y | ...) answers nothing, as for migrate: only a
 	// terminal is asked.
 	res := run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), fix.Hooks{}, withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
-	if res.Code != fix.ExitNotDone || strings.Contains(res.Stderr, "[y/N]") {
-		t.Errorf("piped y: want exit %d and no question: %s", fix.ExitNotDone, res)
+	if res.Code != cmdutil.ExitNeedsAction || strings.Contains(res.Stderr, "[y/N]") {
+		t.Errorf("piped y: want exit %d and no question: %s", cmdutil.ExitNeedsAction, res)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, "Plan for Longhorn", "deactivate")
 	testenv.Contains(t, "stderr", res.Stderr, "error: stdin is not a terminal and --yes was not given: nothing was changed")
@@ -213,13 +214,13 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	terminal := fix.Hooks{Terminal: func(io.Reader) bool { return true }}
 	for _, answer := range []string{"", "n\n", "no\n", "yess\n"} {
 		res := run(ctx, cluster.KubeconfigPath(), strings.NewReader(answer), terminal, withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
-		if res.Code != fix.ExitNotDone || !strings.Contains(res.Stderr, "[y/N]") || !strings.Contains(res.Stderr, "aborted: nothing was changed") {
+		if res.Code != cmdutil.ExitNeedsAction || !strings.Contains(res.Stderr, "[y/N]") || !strings.Contains(res.Stderr, "aborted: nothing was changed") {
 			t.Errorf("answer %q: %s", answer, res)
 		}
 	}
 	testenv.AssertUnchanged(t, before, versions(t, ctx))
 	res = run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), terminal, "fix", "vol", "--backup-dir", dir, "--wait=false")
-	if res.Code != fix.ExitOK || !strings.Contains(res.Stdout, "deactivated") {
+	if res.Code != cmdutil.ExitOK || !strings.Contains(res.Stdout, "deactivated") {
 		t.Errorf("answer y: %s", res)
 	}
 }
@@ -262,7 +263,7 @@ func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
 			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 			dir := filepath.Join(t.TempDir(), "backup")
 			res := runFixWith(t, ctx, fix.Hooks{AfterPlan: func() { tt.change(t, ctx) }}, "vol", "--yes", "--backup-dir", dir)
-			if res.Code != fix.ExitNotDone {
+			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}
 			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" skipped: skipped, nothing written: `+tt.says)
@@ -293,7 +294,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 			}
 			dir := filepath.Join(t.TempDir(), "backup")
 			res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: touchStale}, "vol", "--yes", "--backup-dir", dir)
-			if res.Code != fix.ExitNotDone {
+			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}
 			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: the server refused to`, "changed after the re-check",
@@ -327,7 +328,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 				}
 			}
 			res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: touchFirst}, "vol", "--yes", "--backup-dir", t.TempDir())
-			if res.Code != fix.ExitNotDone {
+			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}
 			testenv.Contains(t, "stdout", res.Stdout, `the server refused to patch replica `+first, "not written: ", "(still active)")
@@ -352,17 +353,17 @@ func TestFixBadInput(t *testing.T) {
 		stderr string
 		stdout string
 	}{
-		{[]string{}, fix.ExitNoCheck, "error: no volume selected: name the volumes to repair (kubectl longhorn-engines fix VOLUME...) or pass --all", ""},
-		{[]string{"vol", "--all"}, fix.ExitNoCheck, "error: name volumes or pass --all, not both", ""},
-		{[]string{"nope", "--yes"}, fix.ExitNoCheck, `error: volume "nope" not found in namespace "longhorn-system"`, ""},
-		{[]string{"ok", "--yes"}, fix.ExitOK, "Nothing to change.", "healthy: at most one active engine"},
-		{[]string{"vol", "--strategy=force"}, fix.ExitNoCheck, "error: --strategy must be one of auto, deactivate, delete", ""},
-		{[]string{"vol", "--dry-run=maybe"}, fix.ExitNoCheck, `error: invalid --dry-run value "maybe": must be "none", "server", or "client"`, ""},
+		{[]string{}, cmdutil.ExitNoCheck, "error: no volume selected: name the volumes to repair (kubectl longhorn-engines fix VOLUME...) or pass --all", ""},
+		{[]string{"vol", "--all"}, cmdutil.ExitNoCheck, "error: name volumes or pass --all, not both", ""},
+		{[]string{"nope", "--yes"}, cmdutil.ExitNoCheck, `error: volume "nope" not found in namespace "longhorn-system"`, ""},
+		{[]string{"ok", "--yes"}, cmdutil.ExitOK, "Nothing to change.", "healthy: at most one active engine"},
+		{[]string{"vol", "--strategy=force"}, cmdutil.ExitNoCheck, "error: --strategy must be one of auto, deactivate, delete", ""},
+		{[]string{"vol", "--dry-run=maybe"}, cmdutil.ExitNoCheck, `error: invalid --dry-run value "maybe": must be "none", "server", or "client"`, ""},
 		// kubectl's deprecated boolean: a client dry run, with a warning, as in migrate
-		{[]string{"vol", "--dry-run=true"}, fix.ExitOK, "warning: --dry-run is deprecated and can be replaced with --dry-run=client.", "(dry run)"},
-		{[]string{"vol", "--parallel=0"}, fix.ExitNoCheck, "error: --parallel must be at least 1", ""},
-		{[]string{"vol", "--backup-to=s3"}, fix.ExitNoCheck, `error: --backup-to must be dir or configmap (got "s3")`, ""},
-		{[]string{"vol", "-n", "elsewhere", "--yes"}, fix.ExitNoCheck, `error: no Longhorn found in namespace "elsewhere"`, ""},
+		{[]string{"vol", "--dry-run=true"}, cmdutil.ExitOK, "warning: --dry-run is deprecated and can be replaced with --dry-run=client.", "(dry run)"},
+		{[]string{"vol", "--parallel=0"}, cmdutil.ExitNoCheck, "error: --parallel must be at least 1", ""},
+		{[]string{"vol", "--backup-to=s3"}, cmdutil.ExitNoCheck, `error: --backup-to must be dir or configmap (got "s3")`, ""},
+		{[]string{"vol", "-n", "elsewhere", "--yes"}, cmdutil.ExitNoCheck, `error: no Longhorn found in namespace "elsewhere"`, ""},
 	}
 	for _, tt := range tests {
 		res := runFix(t, ctx, tt.args...)
@@ -393,7 +394,7 @@ func TestFixMissingCRDs(t *testing.T) {
 	o.Engines = nil
 	create(t, ctx, o)
 	res := runFix(t, ctx, "vol", "--yes")
-	if res.Code != fix.ExitNoCheck {
+	if res.Code != cmdutil.ExitNoCheck {
 		t.Errorf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stderr", res.Stderr, "error: the server has no resource engines.longhorn.io: Longhorn is not installed")

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
@@ -57,7 +58,7 @@ func TestFixBackupToConfigMap(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "backup")
 
 	res := runFixWith(t, ctx, fix.Hooks{ConfigMaps: rec}, "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap")
-	if res.Code != fix.ExitOK {
+	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
 	if len(rec.created) != 1 {
@@ -109,7 +110,7 @@ func TestFixBackupToConfigMapFailsBeforeTheWrite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "backup")
 	res := run(ctx, cluster.KubeconfigPath(), nil, fix.Hooks{}, withTimeout([]string{"fix", "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap"})...)
 	t.Log(res)
-	if res.Code != fix.ExitNotDone {
+	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: backup failed, nothing written: creating ConfigMap longhorn-engines-`,

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
@@ -63,8 +64,8 @@ func TestFixStopsOnInvertedFlags(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "backup")
 	res := runFixWith(t, ctx, fix.Hooks{AfterWrite: invert}, "--all", "--yes", "--backup-dir", dir, "--timeout", "30s")
-	if res.Code != fix.ExitInverted {
-		t.Errorf("exit %d, want %d", res.Code, fix.ExitInverted)
+	if res.Code != cmdutil.ExitAttention {
+		t.Errorf("exit %d, want %d", res.Code, cmdutil.ExitAttention)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+staleA+`" deactivated`, `volume.longhorn.io "vol-a" inverted: STOPPED: replica flags inverted`, "which no longer exists",
 		`volume.longhorn.io "vol-b" not-attempted:`)
@@ -160,7 +161,7 @@ func TestFixServerGoneMidway(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "backup")
 			res := run(ctx, kc, nil, h, withTimeout([]string{"fix", "vol", "--yes", "--backup-dir", dir})...)
 			t.Log(res)
-			if res.Code != fix.ExitNotDone {
+			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}
 			testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" failed: `, "cannot reach the Kubernetes API server")
@@ -185,7 +186,7 @@ func TestFixBackupRestores(t *testing.T) {
 	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	original := objectsOf(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
-	if res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir); res.Code != fix.ExitOK {
+	if res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir); res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
 	file := filepath.Join(dir, "vol.yaml")
@@ -279,7 +280,7 @@ func TestFixDefaultBackupDir(t *testing.T) {
 	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	t.Chdir(t.TempDir())
 	res := runFix(t, ctx, "vol", "--yes", "--wait=false")
-	if res.Code != fix.ExitOK {
+	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
 	dirs, _ := filepath.Glob("longhorn-engines-fix-*")
@@ -340,7 +341,7 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 				requestedAfter[vol] = versionsOfEngines(t, ctx, vol)
 			}
 			res := runFixWith(t, ctx, fix.Hooks{AfterWrite: request}, "--all", "--yes", "--wait=false", "--backup-dir", t.TempDir())
-			if res.Code == fix.ExitNoCheck || res.Code == fix.ExitInverted {
+			if res.Code == cmdutil.ExitNoCheck || res.Code == cmdutil.ExitAttention {
 				t.Fatalf("exit %d", res.Code)
 			}
 			after := versions(t, ctx)

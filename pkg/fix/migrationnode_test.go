@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -51,13 +52,13 @@ func TestFixClearsStaleMigrationNodeID(t *testing.T) {
 	write := `1. volume.longhorn.io "vol": status.currentMigrationNodeID: node-b -> "" (status subresource)`
 
 	res := runFix(t, ctx, "vol", "--dry-run=client")
-	if res.Code != fix.ExitOK {
+	if res.Code != cmdutil.ExitOK {
 		t.Errorf("client dry run: exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, "clear-migration-node", "Writes for vol, in this order:", write,
 		`volume.longhorn.io "vol" patched (dry run)`)
 	res = runFix(t, ctx, "vol", "--dry-run=server")
-	if res.Code != fix.ExitOK {
+	if res.Code != cmdutil.ExitOK {
 		t.Errorf("server dry run: exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, write, `volume.longhorn.io "vol" patched (server dry run)`, "server dry run accepted")
@@ -68,7 +69,7 @@ func TestFixClearsStaleMigrationNodeID(t *testing.T) {
 
 	dir := filepath.Join(t.TempDir(), "backup")
 	res = runFix(t, ctx, "vol", "--yes", "--backup-dir", dir)
-	if res.Code != fix.ExitOK {
+	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("fix: exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol" patched`+"\n", `volume.longhorn.io "vol" repaired: verified`)
@@ -83,7 +84,7 @@ func TestFixClearsStaleMigrationNodeID(t *testing.T) {
 		"clear-migration-node volume=vol ok", "verify volume=vol ok")
 
 	again := runFix(t, ctx, "vol", "--yes", "--backup-dir", t.TempDir())
-	if again.Code != fix.ExitOK || strings.Contains(again.Stdout, "patched") {
+	if again.Code != cmdutil.ExitOK || strings.Contains(again.Stdout, "patched") {
 		t.Errorf("second run: exit %d, want 0 and no write", again.Code)
 	}
 	testenv.Contains(t, "stdout+stderr", again.Stdout+again.Stderr, `volume.longhorn.io "vol" healthy: nothing to do`, "Nothing to change.")
@@ -109,8 +110,8 @@ func TestFixStaleMigrationNodeIDRefused(t *testing.T) {
 			create(t, ctx, tc.objs)
 			before := versions(t, ctx)
 			res := runFix(t, ctx, "vol", "--yes", "--backup-dir", t.TempDir())
-			if res.Code != fix.ExitNotDone {
-				t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
+			if res.Code != cmdutil.ExitNeedsAction {
+				t.Errorf("exit %d, want %d", res.Code, cmdutil.ExitNeedsAction)
 			}
 			testenv.Contains(t, "stdout", res.Stdout, tc.says, `volume.longhorn.io "vol" refused`)
 			onlyVolumeWritten(t, before, versions(t, ctx), "")
@@ -125,7 +126,7 @@ func TestFixStaleMigrationNodeIDConflict(t *testing.T) {
 	create(t, ctx, testenv.StaleMigrationNodeID(v153, "vol"))
 	res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(name string) { touch(t, ctx, longhorn.Volumes, name) }},
 		"vol", "--yes", "--backup-dir", t.TempDir())
-	if res.Code != fix.ExitNotDone {
+	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, `the server refused to patch volume vol`, "nothing was written")
@@ -139,9 +140,9 @@ func TestFixStaleMigrationNodeIDConflict(t *testing.T) {
 func TestFixStaleMigrationNodeIDUnderFaults(t *testing.T) {
 	p, kc := faultproxy.ForTest(t, cluster.RESTConfig())
 	for _, tc := range []lostWrite{
-		{"reset after forwarding", faultproxy.ResetAfter, true, fix.ExitOK,
+		{"reset after forwarding", faultproxy.ResetAfter, true, cmdutil.ExitOK,
 			[]string{"the answer to the patch of volume vol was lost", `read back: status.currentMigrationNodeID=""`, `volume.longhorn.io "vol" repaired`}, "readBack=applied"},
-		{"reset before forwarding", faultproxy.ResetBefore, false, fix.ExitNotDone,
+		{"reset before forwarding", faultproxy.ResetBefore, false, cmdutil.ExitNeedsAction,
 			[]string{"did not happen", "it was not retried"}, "readBack=not-applied"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -141,7 +141,7 @@ func (o *Options) Run(ctx context.Context) error {
 	warnf := func(f string, a ...any) { pr.Progress("warning: "+f, a...) }
 	plan, err := loadPlan(ctx, o.resolved.Client, o.resolved.Namespace, o.Volumes, o.resolved.Strategy, detect.Options{PendingThreshold: o.PendingThreshold}, warnf)
 	if err != nil {
-		return cmdutil.WithCode(ExitNoCheck, err)
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	pr.Plan(plan)
 	ev := StartEvents(ctx, o.resolved.Client, o.resolved.Namespace, o.Events, o.resolved.DryRun, func(s string) { pr.Progress("%s", s) })
@@ -178,7 +178,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if o.resolved.DryRun == cmdutil.DryRunNone && !o.Yes {
 		p := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal, Target: cmdutil.Target(o.ConfigFlags)}
-		if err := p.Confirm(ctx, fmt.Sprintf("Apply this plan to %d volume(s) in namespace %s?", len(acting), o.resolved.Namespace), ExitNotDone,
+		if err := p.Confirm(ctx, fmt.Sprintf("Apply this plan to %d volume(s) in namespace %s?", len(acting), o.resolved.Namespace), cmdutil.ExitNeedsAction,
 			"nothing was changed", "nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)"); err != nil {
 			return err
 		}
@@ -187,14 +187,14 @@ func (o *Options) Run(ctx context.Context) error {
 		o.Hooks.AfterPlan()
 	}
 	if ctx.Err() != nil {
-		return cmdutil.WithCode(ExitNotDone, errors.New("stopped before any change: nothing was changed"))
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, errors.New("stopped before any change: nothing was changed"))
 	}
 
 	set := o.resolved
 	set.PollInterval, set.Printer, set.PendingThreshold = o.Hooks.PollInterval, pr, o.PendingThreshold
 	r, err := NewRepairer(set, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
 	if err != nil {
-		return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("%w: nothing was changed", err))
 	}
 	defer r.Close()
 	r.beforeWrite, r.afterWrite = o.Hooks.BeforeWrite, o.Hooks.AfterWrite
@@ -209,7 +209,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		pr.Progress("Backups and the action log go to %s", r.BackupsGoTo())
 		if err := b.Log.Printf("plan namespace=%s version=%s strategy=%s volumes=%d acting=%d", plan.Namespace, plan.Version, plan.Strategy, len(plan.Volumes), len(acting)); err != nil {
-			return cmdutil.WithCode(ExitNotDone, fmt.Errorf("%w: nothing was changed", err))
+			return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("%w: nothing was changed", err))
 		}
 		for _, i := range acting {
 			p := plan.Volumes[i]
@@ -223,7 +223,7 @@ func (o *Options) Run(ctx context.Context) error {
 	pr.Summary(outs, backupDir)
 	if r.Stopped() {
 		fmt.Fprintln(o.ErrOut, "error: stopped: replica flags are inverted on a volume; follow the recovery steps above before running fix again")
-		return cmdutil.Silent(ExitInverted)
+		return cmdutil.Silent(cmdutil.ExitAttention)
 	}
 	return exitErr(outs)
 }
@@ -253,7 +253,7 @@ func (o *Options) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting
 // exitErr turns the outcomes into the command's error: nil for exit 0,
 // otherwise a silent code (every volume has already said why).
 func exitErr(outs []Outcome) error {
-	if code := exitCode(outs); code != ExitOK {
+	if code := exitCode(outs); code != cmdutil.ExitOK {
 		return cmdutil.Silent(code)
 	}
 	return nil

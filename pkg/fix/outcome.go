@@ -67,24 +67,15 @@ type Outcome struct {
 	Recovery []string
 }
 
-// What fix's exit codes mean (the table is cmdutil's; documented in --help
-// and docs/exit-codes.md).
-const (
-	ExitOK       = cmdutil.ExitOK        // every selected volume is healthy (or repaired) at the end
-	ExitNotDone  = cmdutil.ExitFailure   // some volume is not repaired: refused, skipped, failed, timed out, declined
-	ExitNoCheck  = cmdutil.ExitNoCheck   // the cluster could not be read: API, RBAC, CRDs, unknown volume, bad flags
-	ExitInverted = cmdutil.ExitAttention // replica flags inverted after a change: stopped, manual recovery needed
-)
-
 // exitCode folds the outcomes into the command's exit code.
 func exitCode(outs []Outcome) int {
-	code := ExitOK
+	code := cmdutil.ExitOK
 	for _, o := range outs {
 		switch {
 		case o.Result == ResultInverted:
-			return ExitInverted
+			return cmdutil.ExitAttention
 		case !o.Result.OK():
-			code = ExitNotDone
+			code = cmdutil.ExitNeedsAction
 		}
 	}
 	return code

@@ -9,6 +9,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -122,7 +123,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 				// must see it; from 1.5 a ticket becomes one only when the
 				// VolumeAttachment controller starts the migration.
 				if !e.Sim.Version().HasVolumeAttachments() {
-					if res.Code == fix.ExitOK {
+					if res.Code == cmdutil.ExitOK {
 						t.Errorf("exit 0 although a migration was requested: %s", res)
 					}
 					// an action line starts a line; the plan lists the same names indented
@@ -142,7 +143,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 				})
 				if p.after != -2 {
 					again := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "again"), "--timeout", "60s")
-					if again.Code != fix.ExitOK {
+					if again.Code != cmdutil.ExitOK {
 						t.Fatalf("second run: exit %d", again.Code)
 					}
 				}
@@ -193,7 +194,7 @@ func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
 		testenv.Contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
 
 		res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
-		if res.Code != fix.ExitOK {
+		if res.Code != cmdutil.ExitOK {
 			t.Fatalf("exit %d", res.Code)
 		}
 		testenv.Contains(t, "stdout", res.Stdout, "repointed to "+mig, `volume.longhorn.io "vol-kb" repaired`)
@@ -218,7 +219,7 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 			return o != nil && o.DeletionTimestamp != nil
 		})
 		res := e.fix(vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
-		if res.Code != fix.ExitOK {
+		if res.Code != cmdutil.ExitOK {
 			t.Fatalf("exit %d", res.Code)
 		}
 		testenv.Contains(t, "stdout", res.Stdout, "activated", "deactivated")

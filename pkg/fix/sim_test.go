@@ -11,6 +11,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -101,7 +102,7 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "backup")
 
 			res := e.fix(vol, "--yes", "--strategy", tc.strategy, "--backup-dir", dir, "--timeout", "60s")
-			if res.Code != fix.ExitOK {
+			if res.Code != cmdutil.ExitOK {
 				t.Fatalf("exit %d", res.Code)
 			}
 			testenv.Contains(t, "stdout", res.Stdout,
@@ -118,12 +119,12 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 			dir2 := filepath.Join(t.TempDir(), "again")
 			_, es0, _ := e.State(vol)
 			again := e.fix(vol, "--yes", "--backup-dir", dir2)
-			if again.Code != fix.ExitOK || !strings.Contains(again.Stdout, `volume.longhorn.io "vol-bug" healthy: nothing to do`) {
+			if again.Code != cmdutil.ExitOK || !strings.Contains(again.Stdout, `volume.longhorn.io "vol-bug" healthy: nothing to do`) {
 				t.Errorf("second run: %s", again)
 			}
 			noFile(t, dir2)
 			all := e.fix("--all", "--yes", "--backup-dir", dir2)
-			if all.Code != fix.ExitOK || strings.Contains(all.Stdout, "deactivated") || strings.Contains(all.Stdout, "deleted") {
+			if all.Code != cmdutil.ExitOK || strings.Contains(all.Stdout, "deactivated") || strings.Contains(all.Stdout, "deleted") {
 				t.Errorf("--all after the repair: %s", all)
 			}
 			_, es1, _ := e.State(vol)
@@ -155,7 +156,7 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 			})
 		}
 		res := e.fixWithHook(hook, vol, "--yes", "--backup-dir", t.TempDir())
-		if res.Code != fix.ExitNotDone {
+		if res.Code != cmdutil.ExitNeedsAction {
 			t.Errorf("exit %d", res.Code)
 		}
 		testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-moving" skipped: skipped, nothing written: `)
@@ -182,7 +183,7 @@ func TestFixTimesOutWhenLonghornCannotFinish(t *testing.T) {
 	e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
 	dir := filepath.Join(t.TempDir(), "backup")
 	res := e.fix(vol, "--yes", "--backup-dir", dir, "--timeout", "2s")
-	if res.Code != fix.ExitNotDone {
+	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" deleted`, `volume.longhorn.io "vol-stuck" timed-out: not verified within 2s`)
@@ -208,7 +209,7 @@ func TestFixAllInParallel(t *testing.T) {
 	e.WaitFor("vol-3 attached", "vol-3", testenv.Settled(testenv.NodeA))
 
 	res := e.fix("--all", "--yes", "--parallel", "2", "--backup-dir", t.TempDir(), "--timeout", "60s")
-	if res.Code != fix.ExitOK {
+	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
 	testenv.Contains(t, "stdout", res.Stdout,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -36,7 +37,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 				"--timeout", "60s", "--request-timeout", "20s"}
 			res := run(e.Ctx, kc, nil, fix.Hooks{}, args...)
 			t.Logf("%s\n%s", strings.Join(args, " "), res)
-			if res.Code != fix.ExitOK {
+			if res.Code != cmdutil.ExitOK {
 				t.Fatalf("exit %d, want 0", res.Code)
 			}
 			testenv.Contains(t, "stdout", res.Stdout, `engine.longhorn.io "`+old+`" deactivated`,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -101,8 +102,8 @@ func TestVerifyTicketOn15(t *testing.T) {
 // wait blocked the guard's next repair of that volume until --timeout).
 func TestVerifyMovedOn(t *testing.T) {
 	// not a verification: fix exits 1 and says to scan again
-	if code := exitCode([]Outcome{{Result: ResultSuperseded}}); code != ExitNotDone {
-		t.Errorf("superseded exits %d, want %d", code, ExitNotDone)
+	if code := exitCode([]Outcome{{Result: ResultSuperseded}}); code != cmdutil.ExitNeedsAction {
+		t.Errorf("superseded exits %d, want %d", code, cmdutil.ExitNeedsAction)
 	}
 	for _, version := range []string{testenv.L14a, testenv.L15a} {
 		t.Run(version, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -32,7 +33,7 @@ func TestGuardFlags(t *testing.T) {
 		{[]string{"fix", "vol", "--metrics-bind-address", ":8080"}, "error: --metrics-bind-address needs --watch"},
 	} {
 		res := runCmd(t, ctx, cluster.KubeconfigPath(), tc.args...)
-		if res.Code != fix.ExitNoCheck || res.Stdout != "" || strings.Count(res.Stderr, "\n") != 1 || !strings.HasPrefix(res.Stderr, tc.want) {
+		if res.Code != cmdutil.ExitNoCheck || res.Stdout != "" || strings.Count(res.Stderr, "\n") != 1 || !strings.HasPrefix(res.Stderr, tc.want) {
 			t.Errorf("%v: want exit 2 and one line %q:\n%s", tc.args, tc.want, res)
 		}
 	}
@@ -53,7 +54,7 @@ func TestGuardMetricsAddressInUse(t *testing.T) {
 	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "--yes", "-n", e.NS, "--settle", settle.String(),
 		"--backup-dir", t.TempDir(), "--metrics-bind-address", ln.Addr().String())
 	lines := strings.Split(strings.TrimRight(res.Stderr, "\n"), "\n")
-	if last := lines[len(lines)-1]; res.Code != fix.ExitNoCheck || !strings.HasPrefix(last, "error: --metrics-bind-address "+ln.Addr().String()+": ") ||
+	if last := lines[len(lines)-1]; res.Code != cmdutil.ExitNoCheck || !strings.HasPrefix(last, "error: --metrics-bind-address "+ln.Addr().String()+": ") ||
 		!strings.HasSuffix(last, ": nothing was watched or changed") {
 		t.Errorf("want exit 2 and the address that cannot be bound:\n%s", res)
 	}
@@ -68,7 +69,7 @@ func TestGuardUnknownVolume(t *testing.T) {
 	e := newSim(t, "v1.4.3", "")
 	e.CreateAttached("vol-1")
 	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "--dry-run=client", "-n", e.NS, "vol-1", "vol-typo")
-	if res.Code != fix.ExitNoCheck || !strings.HasSuffix(res.Stderr, "error: volume \"vol-typo\" not found in namespace \""+e.NS+"\"\n") {
+	if res.Code != cmdutil.ExitNoCheck || !strings.HasSuffix(res.Stderr, "error: volume \"vol-typo\" not found in namespace \""+e.NS+"\"\n") {
 		t.Errorf("want exit 2 and the unknown volume named:\n%s", res)
 	}
 }

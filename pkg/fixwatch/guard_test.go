@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -161,8 +162,8 @@ func TestGuardStopsOnSignalWithSummary(t *testing.T) {
 	if d := time.Since(t0); d > 10*time.Second {
 		t.Errorf("took %s to stop", d)
 	}
-	if res.Code != fix.ExitNotDone {
-		t.Errorf("exit %d, want %d", res.Code, fix.ExitNotDone)
+	if res.Code != cmdutil.ExitNeedsAction {
+		t.Errorf("exit %d, want %d", res.Code, cmdutil.ExitNeedsAction)
 	}
 	testenv.Contains(t, "stdout", res.Stdout, `volume.longhorn.io "vol-pending" MultipleActiveEngines`, "if this lasts 1h0m0s")
 	testenv.Contains(t, "stderr", res.Stderr, "stopping: interrupted (SIGTERM or Ctrl-C)", "repairs: none; 1 volume(s) need attention",
@@ -248,7 +249,7 @@ func TestGuardNeedsYesWithoutTerminal(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
 	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "-n", e.NS)
-	if res.Code != fix.ExitNotDone {
+	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}
 	if res.Stdout != "" || strings.Count(res.Stderr, "\n") != 1 || !strings.HasPrefix(res.Stderr, "error: stdin is not a terminal and --yes was not given") {

@@ -151,7 +151,7 @@ func (g *Guard) watchError(r longhorn.Resource, err error) {
 	verb := g.failedVerb(r)
 	switch {
 	case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-		g.fail(cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, verb, r.GroupResource(), g.ns)))
+		g.fail(cmdutil.WithCode(cmdutil.ExitNoCheck, cmdutil.Explain(err, verb, r.GroupResource(), g.ns)))
 		return
 	case errors.Is(err, context.Canceled):
 		return

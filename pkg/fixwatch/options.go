@@ -22,9 +22,6 @@ const (
 	DefaultSettle = 60 * time.Second
 )
 
-// exitNoCheck is fix's code for "could not check": flags, RBAC, API.
-const exitNoCheck = fix.ExitNoCheck
-
 // Options is `fix --watch`: fix's own options (selection, --yes, --dry-run,
 // --strategy, --backup-dir, --wait, --timeout, --parallel, --color) plus
 // the window and the settle time.
@@ -116,7 +113,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.resolved.DryRun == cmdutil.DryRunNone && !f.Yes {
 		q := fmt.Sprintf("Repair volumes in namespace %s automatically, without asking again, for the next %s?", o.resolved.Namespace, o.For)
 		p := cmdutil.Prompt{In: f.In, ErrOut: f.ErrOut, Target: cmdutil.Target(f.ConfigFlags)}
-		if err := p.Confirm(ctx, q, fix.ExitNotDone, "nothing was watched or changed",
+		if err := p.Confirm(ctx, q, cmdutil.ExitNeedsAction, "nothing was watched or changed",
 			"the guard would change engines with nobody to confirm; re-run with --yes, or with --dry-run=client to only report"); err != nil {
 			return err
 		}
@@ -124,7 +121,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 	ver, src, err := readstate.ReadVersion(ctx, o.resolved.Client, o.resolved.Namespace)
 	if err != nil {
-		return cmdutil.WithCode(exitNoCheck, err)
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	if !ver.Known() {
 		errOut.Printf("warning: Longhorn version unknown (%s): findings are reported, nothing is repaired", src)
@@ -132,13 +129,13 @@ func (o *Options) Run(ctx context.Context) error {
 		errOut.Printf("Longhorn %s has the fix for longhorn#6642: the guard repairs only volumes that got stuck before the upgrade (up to 1.12; see %s)", ver, docs.SupportMatrix)
 	}
 	if err := preflight(ctx, o.resolved.Client, o.resolved.Namespace, watchedResources(ver), writeVerbs(ver, o.resolved.Strategy, o.resolved.DryRun)); err != nil {
-		return cmdutil.WithCode(exitNoCheck, err)
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	// A typo in a volume name ends here, before the backup folder is made.
 	if len(f.Volumes) > 0 {
 		var nf *readstate.NotFoundError
 		if _, err := readstate.ReadVolumes(ctx, o.resolved.Client, o.resolved.Namespace, f.Volumes); errors.As(err, &nf) {
-			return cmdutil.WithCode(exitNoCheck, err)
+			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 		}
 	}
 
@@ -147,17 +144,17 @@ func (o *Options) Run(ctx context.Context) error {
 	set.PollInterval, set.Printer = o.Hooks.pollInterval(), pr
 	r, err := fix.NewRepairer(set, fix.Backups{Dir: f.BackupDir, To: f.BackupTo, Now: o.now()})
 	if err != nil {
-		return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("%w: nothing was watched or changed", err))
 	}
 	defer r.Close()
 	backupDir := ""
 	if b := r.Backup; b != nil {
 		backupDir = b.Dir
 		if err := r.ConfigMaps.Probe(ctx); err != nil && !allowed(err) {
-			return cmdutil.WithCode(exitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.resolved.Namespace))
+			return cmdutil.WithCode(cmdutil.ExitNoCheck, cmdutil.Explain(err, "create", "configmaps", o.resolved.Namespace))
 		}
 		if err := b.Log.Printf("guard start namespace=%s version=%s strategy=%s for=%s settle=%s volumes=%v", o.resolved.Namespace, ver, o.resolved.Strategy, o.For, o.Settle, f.Volumes); err != nil {
-			return cmdutil.WithCode(fix.ExitNotDone, fmt.Errorf("%w: nothing was watched or changed", err))
+			return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("%w: nothing was watched or changed", err))
 		}
 		errOut.Printf("Backups and the action log go to %s", r.BackupsGoTo())
 	}
@@ -171,7 +168,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.MetricsBindAddress != "" && o.MetricsBindAddress != "0" {
 		srv, err := serveMetrics(o.MetricsBindAddress, g.m)
 		if err != nil {
-			return cmdutil.WithCode(exitNoCheck, fmt.Errorf("%w: nothing was watched or changed", err))
+			return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("%w: nothing was watched or changed", err))
 		}
 		defer srv.stop()
 		errOut.Printf("serving metrics on http://%s/metrics", srv.addr)
@@ -187,12 +184,12 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return cmdutil.WithCode(exitNoCheck, err)
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	switch code := rep.ExitCode(); code {
-	case fix.ExitOK:
+	case cmdutil.ExitOK:
 		return nil
-	case fix.ExitInverted:
+	case cmdutil.ExitAttention:
 		return cmdutil.WithCode(code, fmt.Errorf("stopped: replica flags are inverted on volume(s) %s; follow the recovery steps above before running fix again", strings.Join(rep.Inverted, ", ")))
 	default:
 		return cmdutil.Silent(code)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
@@ -251,7 +252,7 @@ func TestDeployManifests(t *testing.T) {
 	} else {
 		final := job.Spec.PodFailurePolicy.Rules[0]
 		if final.Action != batchv1.PodFailurePolicyActionFailJob || final.OnExitCodes == nil ||
-			!slices.Equal(final.OnExitCodes.Values, []int32{fix.ExitNotDone, fix.ExitNoCheck, fix.ExitInverted}) {
+			!slices.Equal(final.OnExitCodes.Values, []int32{cmdutil.ExitNeedsAction, cmdutil.ExitNoCheck, cmdutil.ExitAttention}) {
 			t.Errorf("the guard's exit codes do not fail the Job: %+v", final)
 		}
 	}
@@ -358,19 +359,19 @@ func TestDeployRoles(t *testing.T) {
 		}
 	})
 	t.Run("guard role without patch on engines", func(t *testing.T) {
-		oneError(t, guardArgs, user("guard-no-patch", without(guardRules, "engines", "patch")), fix.ExitNoCheck,
+		oneError(t, guardArgs, user("guard-no-patch", without(guardRules, "engines", "patch")), cmdutil.ExitNoCheck,
 			`error: forbidden: cannot patch engines.longhorn.io in namespace "longhorn-system": `)
 	})
 	t.Run("guard role without create on configmaps", func(t *testing.T) {
-		oneError(t, append(slices.Clone(guardArgs), "--backup-to", fix.BackupToConfigMap), user("guard-no-cm", without(guardRules, "configmaps", "create")), fix.ExitNoCheck,
+		oneError(t, append(slices.Clone(guardArgs), "--backup-to", fix.BackupToConfigMap), user("guard-no-cm", without(guardRules, "configmaps", "create")), cmdutil.ExitNoCheck,
 			`error: forbidden: cannot create configmaps in namespace "longhorn-system": `)
 	})
 	t.Run("guard role without watch on replicas", func(t *testing.T) {
-		oneError(t, guardArgs, user("guard-no-watch", without(guardRules, "replicas", "watch")), fix.ExitNoCheck,
+		oneError(t, guardArgs, user("guard-no-watch", without(guardRules, "replicas", "watch")), cmdutil.ExitNoCheck,
 			`error: forbidden: cannot watch replicas.longhorn.io in namespace "longhorn-system": `)
 	})
 	t.Run("scan role cannot guard", func(t *testing.T) {
-		oneError(t, guardArgs, user("scan-guard", scanRules), fix.ExitNoCheck, `error: forbidden: cannot watch `)
+		oneError(t, guardArgs, user("scan-guard", scanRules), cmdutil.ExitNoCheck, `error: forbidden: cannot watch `)
 	})
 	t.Run("scan role scans", func(t *testing.T) {
 		e.produceBug("vol-scan")

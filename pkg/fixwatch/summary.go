@@ -85,11 +85,11 @@ func (g *Guard) report(start time.Time, reason string) *Report {
 func (r *Report) ExitCode() int {
 	switch {
 	case len(r.Inverted) > 0:
-		return fix.ExitInverted
+		return cmdutil.ExitAttention
 	case len(r.Unrepaired) > 0:
-		return fix.ExitNotDone
+		return cmdutil.ExitNeedsAction
 	}
-	return fix.ExitOK
+	return cmdutil.ExitOK
 }
 
 // print writes the summary: one line of counts, then one line per repair

@@ -57,11 +57,11 @@ func (s *session) send(ctx context.Context, build func(*snapshot) (write, error)
 func (s *session) dryRunStep(ctx context.Context, snap *snapshot, title, what string, build func(*snapshot) (write, error)) error {
 	w, err := build(snap)
 	if err != nil {
-		return cmdutil.WithCode(ExitStopped, err)
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, err)
 	}
 	s.infof("%s", title)
 	if err := s.apply(ctx, w); err != nil {
-		return cmdutil.WithCode(ExitStopped, describeErr(what+" (dry run)", err))
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, describeErr(what+" (dry run)", err))
 	}
 	return nil
 }

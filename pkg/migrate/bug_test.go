@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // TestConfirmLeavesTwoActiveEngines is the seed's bug through the command:
@@ -20,7 +20,7 @@ func TestConfirmLeavesTwoActiveEngines(t *testing.T) {
 		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.FailEngineDelete, Volume: vol, Engine: lhsim.RoleOld, Times: 1})
 
 		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-		expectCode(t, res, migrate.ExitAttention)
+		expectCode(t, res, cmdutil.ExitAttention)
 		expectContains(t, "stderr", res.Stderr, "Confirmed:", "MultipleActiveEngines",
 			"Two active engines after the confirm (longhorn#6642)",
 			"kubectl longhorn-engines fix "+vol+" -n "+e.NS)

@@ -11,7 +11,7 @@ import (
 )
 
 // migrateExitCodes ends the help of every writing subcommand: they share
-// one table (exit.go).
+// one table (cmdutil/exit.go).
 const migrateExitCodes = `Exit status:
   0  done: the volume is verified where it was asked to be (for status and
      --dry-run: the answer was printed)

@@ -57,9 +57,9 @@ func (s *session) runConfirm(ctx context.Context) error {
 		}
 		s.step("Not confirmed: %v.", err)
 		if up, _ := s.nodeUp(context.WithoutCancel(ctx), from); !up {
-			return cmdutil.WithCode(ExitStopped, fmt.Errorf("nothing was changed: %w; the source node %s is down, so do not roll back: run this command again", err, from))
+			return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("nothing was changed: %w; the source node %s is down, so do not roll back: run this command again", err, from))
 		}
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("nothing was changed: %w; to abandon the migration run: %s", err, s.commandLine("migrate", "rollback", s.vol)))
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("nothing was changed: %w; to abandon the migration run: %s", err, s.commandLine("migrate", "rollback", s.vol)))
 	}
 	s.step("Ready: the migration engine on %s is running with all replicas and snapshots in sync.", to)
 	return s.confirmAndVerify(ctx, from, to, false)
@@ -106,7 +106,7 @@ func (s *session) confirmAndVerify(ctx context.Context, from, to string, rollbac
 				return s.rollBack(ctx, from, to, describeErr("confirm", err))
 			}
 			s.step("Not confirmed: %v.", err)
-			return cmdutil.WithCode(ExitStopped, fmt.Errorf("confirm failed, nothing was changed: %w", err))
+			return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("confirm failed, nothing was changed: %w", err))
 		}
 	}
 	s.step("Confirmed: the migration of %s to %s (removes the engine on %s).", s.vol, to, from)
@@ -129,11 +129,11 @@ func (s *session) verifyConfirm(ctx context.Context, to string) error {
 	case errors.Is(err, errInterrupted):
 		s.step("Interrupted while verifying: the confirm was already sent and cannot be undone.")
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("interrupted after the confirm; check the volume with: %s", s.commandLine("migrate", "status", s.vol)))
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("interrupted after the confirm; check the volume with: %s", s.commandLine("migrate", "status", s.vol)))
 	}
 	s.step("Not verified: %v.", err)
 	s.report()
-	return cmdutil.WithCode(ExitAttention, fmt.Errorf("the confirm was sent but volume %s is not verified on %s: %w; check with: %s",
+	return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("the confirm was sent but volume %s is not verified on %s: %w; check with: %s",
 		s.vol, to, err, s.commandLine("migrate", "status", s.vol)))
 }
 

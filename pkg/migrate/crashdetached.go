@@ -74,11 +74,11 @@ func (s *session) runCrashDetached(ctx context.Context, snap *snapshot, nodes []
 		for _, n := range next {
 			s.infof("  %s", n)
 		}
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("refusing to %s the migration of volume %s without --to: Longhorn detached it and keeps no record of which of %s was the target; nothing was changed",
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("refusing to %s the migration of volume %s without --to: Longhorn detached it and keeps no record of which of %s was the target; nothing was changed",
 			what, s.vol, strings.Join(nodes, " and ")))
 	}
 	if !slices.Contains(nodes, s.o.To) {
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("refusing to %s: --to %s is not one of the nodes with a csi-attacher ticket (%s); nothing was changed",
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("refusing to %s: --to %s is not one of the nodes with a csi-attacher ticket (%s); nothing was changed",
 			what, s.o.To, strings.Join(nodes, ", ")))
 	}
 	keep, drop := s.o.To, ""
@@ -128,10 +128,10 @@ func (s *session) resumeOn(ctx context.Context, build func(*snapshot) (write, er
 	if err != nil {
 		var ref *refusal
 		if errors.As(err, &ref) {
-			return cmdutil.WithCode(ExitStopped, fmt.Errorf("nothing was changed: %w", err))
+			return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("nothing was changed: %w", err))
 		}
 		if ok, _ := s.landed(ctx, func(sn *snapshot) bool { return len(sn.csiTicketsOn(drop)) == 0 }); !ok {
-			return cmdutil.WithCode(ExitStopped, fmt.Errorf("%s failed, nothing was changed: %w", what, describeErr("remove the ticket", err)))
+			return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("%s failed, nothing was changed: %w", what, describeErr("remove the ticket", err)))
 		}
 		s.infof("  the ticket removal landed although the request reported: %v", err)
 	}
@@ -140,7 +140,7 @@ func (s *session) resumeOn(ctx context.Context, build func(*snapshot) (write, er
 	if err != nil {
 		s.step("Not verified: %v.", err)
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("the ticket of %s was removed but volume %s is not verified on %s: %w; check with: %s",
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("the ticket of %s was removed but volume %s is not verified on %s: %w; check with: %s",
 			drop, s.vol, keep, err, s.commandLine("migrate", "status", s.vol)))
 	}
 	s.step("Verified: %s.", v.summary(vsnap, keep))

@@ -15,7 +15,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
 
 // migrate through a proxy that loses answers, resets connections and
@@ -81,9 +80,9 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 		{"start, answer timed out", "start", faultproxy.Rule{Fault: faultproxy.TimeoutAfter, First: 1}, []string{"--request-timeout", "3s"},
 			0, 2, nodeB, []string{"the start landed although the request reported"}},
 		{"start, reset before forwarding", "start", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
-			migrate.ExitStopped, 0, nodeA, []string{"start failed, nothing was changed"}},
+			cmdutil.ExitNeedsAction, 0, nodeA, []string{"start failed, nothing was changed"}},
 		{"start, 500", "start", faultproxy.Rule{Fault: faultproxy.Status500, First: 1}, nil,
-			migrate.ExitStopped, 0, nodeA, []string{"start failed, nothing was changed"}},
+			cmdutil.ExitNeedsAction, 0, nodeA, []string{"start failed, nothing was changed"}},
 		{"start, refused by a conflict", "start", faultproxy.Rule{Fault: faultproxy.Status409, First: 1}, nil,
 			0, 2, nodeB, []string{"changed since it was read (conflict); deciding again from a fresh read", "Confirmed:"}},
 		// Longhorn rewrites a volume several times a second for a while
@@ -95,11 +94,11 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 		{"confirm, reset after forwarding", "confirm", faultproxy.Rule{Fault: faultproxy.ResetAfter, First: 1}, nil,
 			0, 1, nodeB, []string{"the confirm landed although the request reported", "Verified:"}},
 		{"confirm, reset before forwarding", "confirm", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
-			migrate.ExitStopped, 0, "migrating", []string{"confirm failed, nothing was changed"}},
+			cmdutil.ExitNeedsAction, 0, "migrating", []string{"confirm failed, nothing was changed"}},
 		{"rollback, reset after forwarding", "rollback", faultproxy.Rule{Fault: faultproxy.ResetAfter, First: 1}, nil,
 			0, 1, nodeA, []string{"the rollback landed although the request reported", "Rollback verified:"}},
 		{"rollback, reset before forwarding", "rollback", faultproxy.Rule{Fault: faultproxy.ResetBefore, First: 1}, nil,
-			migrate.ExitAttention, 0, "migrating", []string{"the rollback could not be written", "migrate rollback"}},
+			cmdutil.ExitAttention, 0, "migrating", []string{"the rollback could not be written", "migrate rollback"}},
 	}
 	for _, version := range restAndVA {
 		for _, tt := range tests {
@@ -160,9 +159,9 @@ func TestSignalDuringConfirm(t *testing.T) {
 		{"held before the server, SIGTERM", "v1.6.0", syscall.SIGTERM, faultproxy.Timeout,
 			cmdutil.ExitTerminated, nodeA, 0, []string{"Stopped before the confirm: confirm: interrupted", "Rollback verified:", "error: interrupted by SIGTERM"}},
 		{"reached the server, answer held, SIGINT", "v1.4.3", os.Interrupt, faultproxy.TimeoutAfter,
-			migrate.ExitAttention, nodeB, 1, []string{"the confirm landed although the request reported", "interrupted after the confirm"}},
+			cmdutil.ExitAttention, nodeB, 1, []string{"the confirm landed although the request reported", "interrupted after the confirm"}},
 		{"reached the server, answer held, SIGTERM", "v1.6.0", syscall.SIGTERM, faultproxy.TimeoutAfter,
-			migrate.ExitAttention, nodeB, 1, []string{"the confirm landed although the request reported", "interrupted after the confirm"}},
+			cmdutil.ExitAttention, nodeB, 1, []string{"the confirm landed although the request reported", "interrupted after the confirm"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,7 +60,7 @@ func (s *session) resumeAfterCrash(ctx context.Context, from, to string, nodes [
 	ctx = context.WithoutCancel(ctx)
 	states, err := s.nodeStates(ctx, nodes)
 	if err != nil {
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s was detached by Longhorn after the migration failed and its nodes could not be read (%v); see: %s", s.vol, err, s.commandLine("migrate", "status", s.vol)))
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s was detached by Longhorn after the migration failed and its nodes could not be read (%v); see: %s", s.vol, err, s.commandLine("migrate", "status", s.vol)))
 	}
 	keep := prefer
 	if states[keep] != "Ready" {
@@ -72,7 +72,7 @@ func (s *session) resumeAfterCrash(ctx context.Context, from, to string, nodes [
 	}
 	if states[keep] != "Ready" {
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s was detached by Longhorn after the migration failed and no node of it is Ready (%v): Longhorn waits; when one is back run: %s",
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s was detached by Longhorn after the migration failed and no node of it is Ready (%v): Longhorn waits; when one is back run: %s",
 			s.vol, states, s.commandLine("migrate", "status", s.vol)))
 	}
 	drop := ""
@@ -86,7 +86,7 @@ func (s *session) resumeAfterCrash(ctx context.Context, from, to string, nodes [
 		return err
 	}
 	s.report()
-	return cmdutil.WithCode(ExitStopped, fmt.Errorf("volume %s was not migrated to %s: Longhorn detached it after the migration failed; it was attached again and verified on %s", s.vol, to, keep))
+	return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("volume %s was not migrated to %s: Longhorn detached it after the migration failed; it was attached again and verified on %s", s.vol, to, keep))
 }
 
 // confirmSourceLost confirms toward the target a migration whose source
@@ -125,13 +125,13 @@ func (s *session) confirmSourceLost(ctx context.Context, from, to string) error 
 	case errors.As(err, &ne):
 		s.step("Not confirmed: %v.", err)
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("the source node %s is down and %s: Longhorn %s would never finish a confirm toward %s now, so nothing was written; when %s is Ready again, run: %s",
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("the source node %s is down and %s: Longhorn %s would never finish a confirm toward %s now, so nothing was written; when %s is Ready again, run: %s",
 			from, ne.why, s.ver, to, from, s.commandLine("migrate", "confirm", s.vol)))
 	default:
 		if ok, _ := s.landed(rctx, func(sn *snapshot) bool { return s.drv.confirmed(sn, to) }); !ok {
 			s.step("Not confirmed: %v.", err)
 			s.report()
-			return cmdutil.WithCode(ExitAttention, fmt.Errorf("the source node %s is down and the confirm toward %s could not be written (%v); nothing was rolled back toward the node that is down; see: %s",
+			return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("the source node %s is down and the confirm toward %s could not be written (%v); nothing was rolled back toward the node that is down; see: %s",
 				from, to, err, s.commandLine("migrate", "status", s.vol)))
 		}
 	}

@@ -110,7 +110,7 @@ func (s *session) startFailed(ctx context.Context, from, to string, cause error)
 	if errors.As(cause, &ref) {
 		// Decided against on a fresh read: nothing was sent, and a
 		// migration seen now is not this run's.
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("start failed, nothing was changed: %w", cause))
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("start failed, nothing was changed: %w", cause))
 	}
 	interrupted := errors.Is(cause, errInterrupted) || ctx.Err() != nil
 	if interrupted {
@@ -119,10 +119,10 @@ func (s *session) startFailed(ctx context.Context, from, to string, cause error)
 	pending, err := s.landed(ctx, func(sn *snapshot) bool { return s.drv.pending(sn, to) })
 	switch {
 	case err != nil:
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("the start request failed (%v) and the volume could not be read back (%v): the migration to %s may be in place; check with: %s",
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("the start request failed (%v) and the volume could not be read back (%v): the migration to %s may be in place; check with: %s",
 			cause, err, to, s.commandLine("migrate", "status", s.vol)))
 	case !pending:
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("start failed, nothing was changed: %w", cause))
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("start failed, nothing was changed: %w", cause))
 	case interrupted:
 		return s.rollBack(ctx, from, to, describeErr("start", cause))
 	}

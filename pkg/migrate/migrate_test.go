@@ -15,7 +15,6 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
 
 // The releases every flow runs on: both 1.4 driver classes (affected and
@@ -108,7 +107,7 @@ func TestConfirmAndRollbackAsSeparateCommands(t *testing.T) {
 		before := e.resourceVersions()
 		for _, sub := range []string{"confirm", "rollback"} {
 			res = e.run("migrate", sub, "vol-confirm", "--yes", poll)
-			expectCode(t, res, migrate.ExitStopped)
+			expectCode(t, res, cmdutil.ExitNeedsAction)
 			expectContains(t, "stderr", res.Stderr, "FAIL migration in progress")
 		}
 		testenv.AssertUnchanged(t, before, e.resourceVersions())
@@ -124,7 +123,7 @@ func TestMigrationEngineNeverReady(t *testing.T) {
 		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
 
 		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", "--timeout=15s", poll)
-		expectCode(t, res, migrate.ExitStopped)
+		expectCode(t, res, cmdutil.ExitNeedsAction)
 		expectContains(t, "stderr", res.Stderr, "timed out after 15s", "Rolled back:", "Rollback verified:", "Steps taken:")
 		expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
 		expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))
@@ -146,7 +145,7 @@ func TestClonedTwice(t *testing.T) {
 		fid := e.Sim.Inject(lhsim.Fault{Kind: lhsim.CloneTwice, Volume: vol, Times: 1})
 
 		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
-		expectCode(t, res, migrate.ExitStopped)
+		expectCode(t, res, cmdutil.ExitNeedsAction)
 		expectContains(t, "stderr", res.Stderr, "cloned data directory", "roll the migration back and start it again", "Rolled back:", "Rollback verified:")
 		expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
 		if e.Sim.FaultHits(fid) == 0 {
@@ -185,7 +184,7 @@ func TestInterruptBeforeConfirm(t *testing.T) {
 		expectContains(t, "status while preparing", st.Stdout, "phase: Preparing", "waiting:", "migrate confirm "+vol)
 		cancel() // what Ctrl-C does to the context main passes
 		res := <-resCh
-		expectCode(t, res, migrate.ExitStopped)
+		expectCode(t, res, cmdutil.ExitNeedsAction)
 		expectContains(t, "stderr", res.Stderr, "Stopped before the confirm: interrupted", "Rolled back:", "Rollback verified:")
 		expectNotContains(t, "stderr", res.Stderr, "Confirmed:")
 		expectContains(t, "stdout", res.Stdout, fmt.Sprintf("volume.longhorn.io %q rolled back to node-a", vol))

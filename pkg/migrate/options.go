@@ -147,7 +147,7 @@ func (o *Options) Validate() error {
 }
 
 // Run executes the mode. The returned error carries the exit code (see
-// exit.go).
+// cmdutil/exit.go).
 func (o *Options) Run(ctx context.Context) error {
 	s, err := newSession(ctx, o)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
 
 // TestPreChecksRefuseWithoutWriting: every refusal names the failed check
@@ -40,14 +40,14 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 			code  int
 			fails []string
 		}{
-			{"target not Ready", []string{"vol", "--to", "node-down"}, migrate.ExitStopped, []string{"FAIL target node Ready"}},
-			{"target not schedulable", []string{"vol", "--to", "node-cordoned"}, migrate.ExitStopped, []string{"FAIL target node schedulable"}},
-			{"same node", []string{"vol", "--to", nodeA}, migrate.ExitStopped, []string{"FAIL target is another node"}},
-			{"unknown node", []string{"vol", "--to", "node-x"}, migrate.ExitStopped, []string{"FAIL target node exists in Longhorn"}},
-			{"not migratable", []string{"vol-rwo", "--to", nodeB}, migrate.ExitStopped, []string{"FAIL volume migratable and rwx"}},
-			{"in use by a pod", []string{"vol-used", "--to", nodeB}, migrate.ExitStopped, []string{"FAIL not in use by a workload", "virt-launcher-vm1-x7k2p"}},
-			{"unknown volume", []string{"vol-x", "--to", nodeB}, migrate.ExitNoCheck, []string{`volume "vol-x" not found`}},
-			{"no terminal to ask", []string{"vol", "--to", nodeB, "--confirm"}, migrate.ExitStopped, []string{"stdin is not a terminal and --yes was not given: nothing was changed"}},
+			{"target not Ready", []string{"vol", "--to", "node-down"}, cmdutil.ExitNeedsAction, []string{"FAIL target node Ready"}},
+			{"target not schedulable", []string{"vol", "--to", "node-cordoned"}, cmdutil.ExitNeedsAction, []string{"FAIL target node schedulable"}},
+			{"same node", []string{"vol", "--to", nodeA}, cmdutil.ExitNeedsAction, []string{"FAIL target is another node"}},
+			{"unknown node", []string{"vol", "--to", "node-x"}, cmdutil.ExitNeedsAction, []string{"FAIL target node exists in Longhorn"}},
+			{"not migratable", []string{"vol-rwo", "--to", nodeB}, cmdutil.ExitNeedsAction, []string{"FAIL volume migratable and rwx"}},
+			{"in use by a pod", []string{"vol-used", "--to", nodeB}, cmdutil.ExitNeedsAction, []string{"FAIL not in use by a workload", "virt-launcher-vm1-x7k2p"}},
+			{"unknown volume", []string{"vol-x", "--to", nodeB}, cmdutil.ExitNoCheck, []string{`volume "vol-x" not found`}},
+			{"no terminal to ask", []string{"vol", "--to", nodeB, "--confirm"}, cmdutil.ExitNeedsAction, []string{"stdin is not a terminal and --yes was not given: nothing was changed"}},
 		} {
 			args := append([]string{"migrate"}, tc.args...)
 			if tc.name != "no terminal to ask" {
@@ -65,8 +65,8 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 
 		// A piped "y" answers nothing, as for fix: only a terminal is asked.
 		piped := clitest.RunWithInput(e.Ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), "migrate", "vol", "--to", nodeB, "-n", e.NS, poll)
-		if piped.Code != migrate.ExitStopped || strings.Contains(piped.Stderr, "[y/N]") || !strings.Contains(piped.Stderr, "stdin is not a terminal") {
-			t.Errorf("piped y: want exit %d, no question, \"stdin is not a terminal\"; got %s", migrate.ExitStopped, piped)
+		if piped.Code != cmdutil.ExitNeedsAction || strings.Contains(piped.Stderr, "[y/N]") || !strings.Contains(piped.Stderr, "stdin is not a terminal") {
+			t.Errorf("piped y: want exit %d, no question, \"stdin is not a terminal\"; got %s", cmdutil.ExitNeedsAction, piped)
 		}
 
 		// Dry runs: the change line with kubectl's suffix, nothing persisted.

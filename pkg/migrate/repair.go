@@ -32,7 +32,7 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 			}
 		}
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s is in state %s after the confirm; do not delete any replica; inspect it with: %s",
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s is in state %s after the confirm; do not delete any replica; inspect it with: %s",
 			s.vol, f.Type, s.commandLine("scan", s.vol, "-o", "wide")))
 	}
 	fixCmd := s.commandLine("fix", s.vol)
@@ -41,7 +41,7 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 	if !s.o.Fix {
 		s.infof("Repair it with:\n  %s", fixCmd)
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s has two active engines after the confirm (longhorn#6642); repair it with: %s", s.vol, fixCmd))
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s has two active engines after the confirm (longhorn#6642); repair it with: %s", s.vol, fixCmd))
 	}
 	return s.repair(ctx, to, f, fixCmd)
 }
@@ -53,7 +53,7 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCmd string) error {
 	stop := func(format string, args ...any) error {
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf(format+"; repair it by hand with: %s", append(args, fixCmd)...))
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf(format+"; repair it by hand with: %s", append(args, fixCmd)...))
 	}
 	r, err := fix.NewRepairer(fix.Settings{
 		Client: s.c, Namespace: s.ns, Strategy: fix.StrategyAuto, DryRun: cmdutil.DryRunNone,
@@ -87,7 +87,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 	if err != nil {
 		s.step("Not verified after the repair: %v.", err)
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s was repaired but is not verified on %s: %w; check with: %s",
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s was repaired but is not verified on %s: %w; check with: %s",
 			s.vol, to, err, s.commandLine("migrate", "status", s.vol)))
 	}
 	s.step("Verified: %s.", v.summary(snap, to))

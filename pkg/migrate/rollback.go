@@ -43,7 +43,7 @@ func (s *session) runRollback(ctx context.Context) error {
 	err = s.rollbackAndVerify(ctx, from, to)
 	if err != nil {
 		s.report()
-		return cmdutil.WithCode(ExitAttention, err)
+		return cmdutil.WithCode(cmdutil.ExitAttention, err)
 	}
 	s.outf("volume.longhorn.io %q rolled back to %s", s.vol, from)
 	return nil
@@ -70,7 +70,7 @@ func (s *session) readInFlight(ctx context.Context) (snap *snapshot, done bool, 
 // rollBack abandons a migration this run started, after cause (a timeout, a
 // failed step, an interrupt), with a context of its own: the one that was
 // cancelled must not cut the rollback short. Every step taken is reported.
-// The volume is safe on from when this returns ExitStopped.
+// The volume is safe on from when this returns cmdutil.ExitNeedsAction.
 func (s *session) rollBack(ctx context.Context, from, to string, cause error) error {
 	s.step("Stopped before the confirm: %v.", cause)
 	s.infof("Rolling back the migration of %s to %s (up to %s):", s.vol, to, s.recoveryTimeout())
@@ -78,11 +78,11 @@ func (s *session) rollBack(ctx context.Context, from, to string, cause error) er
 	defer cancel()
 	if err := s.rollbackAndVerify(rctx, from, to); err != nil {
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("%w; the migration was stopped because: %v", err, cause))
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("%w; the migration was stopped because: %v", err, cause))
 	}
 	s.outf("volume.longhorn.io %q rolled back to %s", s.vol, from)
 	s.report()
-	return cmdutil.WithCode(ExitStopped, fmt.Errorf("volume %s was not migrated to %s (%v); it was rolled back and verified on %s", s.vol, to, cause, from))
+	return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("volume %s was not migrated to %s (%v); it was rolled back and verified on %s", s.vol, to, cause, from))
 }
 
 // rollbackAndVerify writes the rollback (unless Longhorn already dropped the

@@ -37,10 +37,10 @@ func newSession(ctx context.Context, o *Options) (*session, error) {
 		progress: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor("auto", o.ErrOut)))}
 	v, src, err := readstate.ReadVersion(ctx, s.c, s.ns)
 	if err != nil {
-		return nil, cmdutil.WithCode(ExitNoCheck, err)
+		return nil, cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	if !v.Known() && o.Mode != ModeStatus {
-		return nil, cmdutil.WithCode(ExitNoCheck, fmt.Errorf("cannot tell the Longhorn version in namespace %q (%s): the migration mechanism depends on it; is -n right?", s.ns, src))
+		return nil, cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("cannot tell the Longhorn version in namespace %q (%s): the migration mechanism depends on it; is -n right?", s.ns, src))
 	}
 	s.ver, s.drv = v, driverFor(v)
 	return s, nil
@@ -65,7 +65,7 @@ func (s *session) readNode(ctx context.Context, name string) (*longhorn.Node, er
 
 // noCheck turns a read failure into exit code 2.
 func noCheck(err error) error {
-	return cmdutil.WithCode(ExitNoCheck, err)
+	return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 }
 
 // infof prints progress to stderr.
@@ -119,7 +119,7 @@ func (s *session) refuse(what string, cs checks) error {
 				s.commandLine("migrate", "status", s.vol), s.commandLine("migrate", "confirm", s.vol), s.commandLine("migrate", "rollback", s.vol))
 		}
 	}
-	return cmdutil.WithCode(ExitStopped, &refusal{what: what, failed: cs.failed()})
+	return cmdutil.WithCode(cmdutil.ExitNeedsAction, &refusal{what: what, failed: cs.failed()})
 }
 
 // commandLine renders a follow-up command the operator can paste.
@@ -139,7 +139,7 @@ func (s *session) prompt(ctx context.Context, question string) error {
 		return nil
 	}
 	p := cmdutil.Prompt{In: s.o.In, ErrOut: s.o.ErrOut, Terminal: s.o.Terminal, Target: cmdutil.Target(s.o.ConfigFlags)}
-	return p.Confirm(ctx, question, ExitStopped, "nothing was changed", "nothing was changed; re-run with --yes (or --dry-run=server to test the write)")
+	return p.Confirm(ctx, question, cmdutil.ExitNeedsAction, "nothing was changed", "nothing was changed; re-run with --yes (or --dry-run=server to test the write)")
 }
 
 // recoveryTimeout is the budget of a rollback after a failure and of the

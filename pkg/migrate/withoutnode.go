@@ -37,7 +37,7 @@ func (s *session) runWithoutNode(ctx context.Context, snap *snapshot, source, ta
 	wn := &withoutNodeError{version: snap.version, source: source, target: target}
 	if s.o.Mode == ModeConfirm {
 		s.infof("Volume %s: %v.", s.vol, wn)
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("refusing to confirm the migration of volume %s: Longhorn dropped it when it detached the volume; nothing was changed; resume the volume on %s with: %s",
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("refusing to confirm the migration of volume %s: Longhorn dropped it when it detached the volume; nothing was changed; resume the volume on %s with: %s",
 			s.vol, source, s.commandLine("migrate", "rollback", s.vol)))
 	}
 	states, err := s.nodeStates(ctx, []string{source, target})
@@ -82,17 +82,17 @@ func (s *session) afterWithoutNode(ctx context.Context, wn *withoutNodeError, pr
 	ctx = context.WithoutCancel(ctx)
 	if prefer == wn.target {
 		s.report()
-		return cmdutil.WithCode(ExitStopped, fmt.Errorf("nothing was changed: the migration of volume %s cannot be confirmed any more: %v; resume the volume on %s with: %s",
+		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("nothing was changed: the migration of volume %s cannot be confirmed any more: %v; resume the volume on %s with: %s",
 			s.vol, wn, wn.source, s.commandLine("migrate", "rollback", s.vol)))
 	}
 	if up, why := s.nodeUp(ctx, wn.source); !up {
 		s.report()
-		return cmdutil.WithCode(ExitAttention, fmt.Errorf("volume %s was left detached by Longhorn with its migration to %s requested, and the source node %s is down (%s): Longhorn waits; when it is back run: %s",
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s was left detached by Longhorn with its migration to %s requested, and the source node %s is down (%s): Longhorn waits; when it is back run: %s",
 			s.vol, wn.target, wn.source, why, s.commandLine("migrate", "rollback", s.vol)))
 	}
 	if err := s.resumeOn(ctx, s.withoutNodeBuild(wn.source, wn.target, "resume"), wn.source, wn.target, "resume"); err != nil {
 		return err
 	}
 	s.report()
-	return cmdutil.WithCode(ExitStopped, fmt.Errorf("volume %s was not migrated to %s: Longhorn detached it after the migration failed; it was attached again and verified on %s", s.vol, wn.target, wn.source))
+	return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("volume %s was not migrated to %s: Longhorn detached it after the migration failed; it was attached again and verified on %s", s.vol, wn.target, wn.source))
 }

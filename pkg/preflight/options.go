@@ -126,7 +126,7 @@ func (o *Options) Run(ctx context.Context) error {
 	case VerdictUnchecked:
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, errors.New("could not check "+strings.Join(r.Unchecked, "; ")))
 	case VerdictAttention:
-		return cmdutil.Silent(cmdutil.ExitFindings)
+		return cmdutil.Silent(cmdutil.ExitNeedsAction)
 	}
 	return nil
 }

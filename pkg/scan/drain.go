@@ -128,7 +128,7 @@ func (o *Options) printNode(st *longhorn.State, res detect.Result) error {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("could not check what holds node %s's drain: %s", o.Node, strings.Join(n.NotChecked, "; ")))
 	}
 	if attention {
-		return cmdutil.Silent(cmdutil.ExitFindings)
+		return cmdutil.Silent(cmdutil.ExitNeedsAction)
 	}
 	return nil
 }

@@ -148,7 +148,7 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 			return err
 		}
 		if r.NeedsAttention() {
-			return cmdutil.Silent(cmdutil.ExitFindings)
+			return cmdutil.Silent(cmdutil.ExitNeedsAction)
 		}
 		return nil
 	}
@@ -169,7 +169,7 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 		fmt.Fprintln(o.ErrOut, line)
 	}
 	if r.NeedsAttention() {
-		return cmdutil.Silent(cmdutil.ExitFindings)
+		return cmdutil.Silent(cmdutil.ExitNeedsAction)
 	}
 	return nil
 }
