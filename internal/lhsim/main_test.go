@@ -12,9 +12,7 @@ import (
 
 var cluster *testcluster.Cluster
 
-func TestMain(m *testing.M) {
-	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
-}
+func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }
 
 const (
 	nodeA = "node-a"

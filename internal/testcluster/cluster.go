@@ -15,7 +15,7 @@
 // Use:
 //
 //	func TestMain(m *testing.M) {
-//		testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
+//		testcluster.Main(m, &cluster)
 //	}
 //
 // and call cluster.Reset(ctx) at the start of each test that writes objects.
@@ -385,14 +385,14 @@ func (c *Cluster) Stop() {
 	})
 }
 
-// Main is for TestMain: it starts one cluster for the test package, calls
-// setup (to keep the cluster in a package variable, say), runs the tests,
-// stops the cluster and exits with the tests' code.
-func Main(m *testing.M, setup func(*Cluster)) {
-	os.Exit(runMain(m, setup))
+// Main is for TestMain: it starts one cluster for the test package, keeps
+// it in *shared (the package's variable), runs the tests, stops the
+// cluster and exits with the tests' code.
+func Main(m *testing.M, shared **Cluster) {
+	os.Exit(runMain(m, shared))
 }
 
-func runMain(m *testing.M, setup func(*Cluster)) int {
+func runMain(m *testing.M, shared **Cluster) int {
 	t0 := time.Now()
 	c, err := Start(context.Background(), Options{})
 	if err != nil {
@@ -401,8 +401,6 @@ func runMain(m *testing.M, setup func(*Cluster)) int {
 	}
 	defer c.Stop()
 	c.logf("testcluster: shared cluster up in %v", time.Since(t0).Round(time.Millisecond))
-	if setup != nil {
-		setup(c)
-	}
+	*shared = c
 	return m.Run()
 }

@@ -26,9 +26,7 @@ import (
 
 var cl *Cluster
 
-func TestMain(m *testing.M) {
-	Main(m, func(c *Cluster) { cl = c })
-}
+func TestMain(m *testing.M) { Main(m, &cl) }
 
 // setup gives a test a clean namespace and a context that ends with it.
 func setup(t *testing.T) context.Context {

@@ -23,9 +23,7 @@ import (
 // package); tests that write call reset first and do not run in parallel.
 var cluster *testcluster.Cluster
 
-func TestMain(m *testing.M) {
-	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
-}
+func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }
 
 // verifyPoll: verification polls quickly here; the default is meant for a
 // cluster.

@@ -24,9 +24,7 @@ import (
 // of their own, in longhorn-system, where deploy/'s Roles are.
 var cluster *testcluster.Cluster
 
-func TestMain(m *testing.M) {
-	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
-}
+func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }
 
 // hooks report each guard's progress to the listeners of its namespace;
 // every command a test runs gets them (run).

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == f.DefValue {
 		_ = f.Value.Set(strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
 	}
-	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
+	testcluster.Main(m, &cluster)
 }
 
 const (

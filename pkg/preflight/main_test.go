@@ -10,6 +10,4 @@ import (
 // namespace of its own on it.
 var cluster *testcluster.Cluster
 
-func TestMain(m *testing.M) {
-	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
-}
+func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }

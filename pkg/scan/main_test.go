@@ -9,9 +9,7 @@ import (
 
 var cluster *testcluster.Cluster
 
-func TestMain(m *testing.M) {
-	testcluster.Main(m, func(c *testcluster.Cluster) { cluster = c })
-}
+func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }
 
 // reset gives a test an empty Longhorn namespace.
 func reset(t *testing.T) context.Context {
