@@ -67,8 +67,8 @@ func TestOldOrderMigrationRequestWipes(t *testing.T) {
 // A migration request landing after fix's plan or after any of its writes,
 // before Longhorn's next sync, wipes nothing: the replica flags are right
 // before the stale engine is deactivated, and a request seen before the
-// engine write stops the run in the inert two-engine state. After the
-// request is rolled back, a second run (where needed) converges.
+// engine write is one Longhorn has not started, which waits on the repair.
+// After the request is rolled back, a second run (where needed) converges.
 //
 // Not parallel: the write hooks are process-wide, and sequential tests run
 // while no parallel test does.
@@ -120,15 +120,30 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 					t.Fatalf("the migration request never landed (%d writes): %s", n, res)
 				}
 				// Up to 1.4 the request is spec.migrationNodeID itself, so fix
-				// must see it; from 1.5 a ticket becomes one only when the
-				// VolumeAttachment controller starts the migration.
+				// sees it; from 1.5 a ticket becomes one only when the
+				// VolumeAttachment controller starts the migration. Seen
+				// after the plan, the volume changed and is skipped. Seen
+				// between the writes, at the re-read before the engine's, it
+				// is a request Longhorn has not started: it waits on the
+				// repair, which ends verified with Longhorn running the
+				// migration (E6). After the last write it is a migration
+				// fix did not plan for: superseded.
 				if !e.Sim.Version().HasVolumeAttachments() {
-					if res.Code == cmdutil.ExitOK {
-						t.Errorf("exit 0 although a migration was requested: %s", res)
-					}
 					// an action line starts a line; the plan lists the same names indented
-					if p.after != -2 && strings.Contains(res.Stdout, "\n"+`engine.longhorn.io "`+old+`" `) {
-						t.Errorf("the stale engine was written after the request: %s", res.Stdout)
+					wroteStale := strings.Contains(res.Stdout, "\n"+`engine.longhorn.io "`+old+`" `)
+					switch p.after {
+					case -1:
+						if res.Code == cmdutil.ExitOK || wroteStale {
+							t.Errorf("request after the plan: exit %d, stale engine written %t: %s", res.Code, wroteStale, res)
+						}
+					case -2:
+						if res.Code == cmdutil.ExitOK || !strings.Contains(res.Stdout, "superseded") {
+							t.Errorf("request after the last write: want superseded: %s", res)
+						}
+					default:
+						if res.Code != cmdutil.ExitOK || !wroteStale || !strings.Contains(res.Stdout, "runs the migration to "+nodeC) {
+							t.Errorf("request between the writes: want the repair verified with the migration running: %s", res)
+						}
 					}
 				}
 				e.ExpectNoDataLoss(vol)
