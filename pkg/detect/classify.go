@@ -71,7 +71,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	case len(active) == 0 && len(engines) > 0 && v.Status.State == longhorn.VolumeStateAttached:
 		f.Type, f.Severity = TypeNoActiveEngine, SeverityWarning
 		f.Reason = "the volume is attached but none of its engines has spec.active=true; Longhorn cannot pick the current engine"
-		if e, node := enginePicked(st.Version, v, engines, replicas); e != nil {
+		if e, node := enginePicked(st.Version, v, engines, replicas, idx.vas[v.Name]); e != nil {
 			f.Severity, f.Action, f.Keep = SeverityInfo, ActionWait, e.Name
 			f.Reason = fmt.Sprintf("the volume is attached but none of its engines has spec.active=true; Longhorn picks %s, the one engine on %s, as the current engine at its next sync and sets it active: wait", e.Name, node)
 			markRoles(&f, e.Name, nil)

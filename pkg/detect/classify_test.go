@@ -52,6 +52,15 @@ func TestNoActiveEngineWhileAttached(t *testing.T) {
 		t.Run(vc.name, func(t *testing.T) {
 			s := healthy(vc, "vol")
 			s.engine(s.engA).Spec.Active = false
+			// from 1.5 the volume stays attached only while a ticket asks
+			// for it there: without one, Longhorn detaches it as it is
+			// (seed 29 state 34 on 1.5.3)
+			if vc.parsed().HasVolumeAttachments() {
+				if _, f := s.classify(t); f.Severity != SeverityWarning {
+					t.Errorf("no ticket on the node: got %s/%s, want a warning", f.Type, f.Severity)
+				}
+				s.withTickets(map[string]bool{}, csiTicket("vol", s.volume().Spec.NodeID))
+			}
 			_, f := s.classify(t)
 			if f.Type != TypeNoActiveEngine || f.Severity != SeverityInfo || f.Action != ActionWait || f.Keep != s.engA {
 				t.Fatalf("engine on the node: got %s/%s/%s keep %q, want NoActiveEngine/info/wait keep %s", f.Type, f.Severity, f.Action, f.Keep, s.engA)
@@ -79,6 +88,9 @@ func TestNoActiveEngineWhileAttached(t *testing.T) {
 			s = migrating(vc, "vol")
 			v := s.volume()
 			v.Spec.NodeID, v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID = nodeB, "", ""
+			if vc.parsed().HasVolumeAttachments() {
+				s.withTickets(map[string]bool{}, csiTicket("vol", nodeB))
+			}
 			s.engine(s.engA).Spec.Active = false
 			if _, f := s.classify(t); f.Type != TypeNoActiveEngine || f.Action != ActionWait || f.Keep != s.engB {
 				t.Errorf("confirm, no engine active: got %s/%s/%s keep %q, want wait keep %s", f.Type, f.Severity, f.Action, f.Keep, s.engB)

@@ -48,7 +48,13 @@ func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 // replicas named a deleted engine).
 // Run on Longhorn 1.4.3's own controller (internal/explore, seed 28: such
 // states converge by themselves).
-func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica) (*longhorn.Engine, string) {
+func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, va *longhorn.VolumeAttachment) (*longhorn.Engine, string) {
+	// From 1.5 the volume stays attached only while a ticket asks for it
+	// on spec.nodeID; with none the VolumeAttachment controller detaches it
+	// and the engines are left as they are (seed 29 state 34 on 1.5.3).
+	if ver.HasVolumeAttachments() && (va == nil || !slices.ContainsFunc(ticketsOf(va), func(t longhorn.AttachmentTicket) bool { return t.NodeID == v.Spec.NodeID })) {
+		return nil, ""
+	}
 	nodes := []string{v.Spec.NodeID, v.Status.CurrentNodeID}
 	if !ver.AtLeast(1, 6, 0) {
 		nodes = append(nodes, v.Status.PendingNodeID)
@@ -82,6 +88,15 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 		return nil, ""
 	}
 	return picked, node
+}
+
+// ticketsOf lists va's attachment tickets.
+func ticketsOf(va *longhorn.VolumeAttachment) []longhorn.AttachmentTicket {
+	out := make([]longhorn.AttachmentTicket, 0, len(va.Spec.AttachmentTickets))
+	for _, t := range va.Spec.AttachmentTickets {
+		out = append(out, t)
+	}
+	return out
 }
 
 // markStuck turns a "wait" or "in flight" verdict into "stuck" when
