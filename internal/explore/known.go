@@ -3,6 +3,8 @@ package explore
 import (
 	"slices"
 	"strings"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
 // Known is a disagreement between the tool and Longhorn that the explorer
@@ -46,6 +48,43 @@ var knownDisagreements = []Known{
 	{Entry: "E3", Kind: KindInterruptedLost, Match: func(r Result) bool {
 		return (strings.HasPrefix(r.Finding, "DanglingReplicas/") || r.Finding == "PendingCleanup/critical/set-replicas") && lostAfter(r, NextMigrate)
 	}},
+	// E25 (1.5.3): E3's mechanism with the request already there: a csi
+	// ticket for a node the volume is not on. Once one engine is active
+	// (the KB's delete or Harvester's patch after a stopped fix, or a
+	// stopped DanglingReplicas repair, which has one already), the
+	// VolumeAttachment controller starts that migration, and its start
+	// deletes the replicas still naming the stale engine while active
+	// (seed 29 states 3, 20, 129). The untouched state loses them all the
+	// same way; the stop message says to run fix again before anything.
+	{Entry: "E25", Kind: KindInterruptedLost, Match: func(r Result) bool {
+		s := r.Case.State
+		other := slices.ContainsFunc(s.Tickets, func(n string) bool { return n != s.NodeID && n != s.CurrentNodeID })
+		return other && (strings.HasPrefix(r.Finding, "MultipleActiveEngines/") || strings.HasPrefix(r.Finding, "DanglingReplicas/"))
+	}},
+	// E26 (1.5.3): two active engines and no attachment ticket on
+	// spec.nodeID (the workload is gone): once repaired Longhorn detaches
+	// the volume, and it neither verifies on its node nor settles with one
+	// engine (seed 29 states 74, 142).
+	{Entry: "E26", Kind: KindRerunIncomplete, Match: func(r Result) bool { return noTicketOnNode(r) }},
+	{Entry: "E26", Kind: KindFixNotConverged, Match: func(r Result) bool { return noTicketOnNode(r) }},
+	{Entry: "E26", Kind: KindInterruptedLost, Match: func(r Result) bool {
+		// the wipe of a failed clone's directory after the detach
+		return noTicketOnNode(r) && !slices.ContainsFunc(r.Stops, func(s StopRun) bool { return len(s.Observed.ActiveDeleted) > 0 })
+	}},
+	// E27 (1.5.3): StaleMigrationNodeID on a detached volume whose
+	// spec.nodeID asks for an attach: Longhorn attaches it (or detaches it
+	// again) and clears the field itself (seed 29 state 128).
+	{Entry: "E27", Kind: KindFalseAlarm, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "StaleMigrationNodeID/") && r.Case.State.NodeID != ""
+	}},
+	// E28 (1.5.3): "stuck" for a finishing rollback with spec.nodeID
+	// empty (F4's rule for 1.5/1.6) while a csi ticket asks for the
+	// volume: the VolumeAttachment controller sets spec.nodeID, and
+	// Longhorn finishes (seed 29 state 30).
+	{Entry: "E28", Kind: KindFalseAlarm, Match: func(r Result) bool {
+		s := r.Case.State
+		return strings.HasPrefix(r.Finding, "MigrationFinishing/") && s.NodeID == "" && len(s.Tickets) > 0
+	}},
 	// E24 (1.4.3): two active engines beside a third engine, inactive or
 	// on the node a migration is then requested to: fix refuses the
 	// request as one Longhorn may have started ("no migration has
@@ -56,12 +95,13 @@ var knownDisagreements = []Known{
 		third := slices.ContainsFunc(s.Engines, func(e Engine) bool { return !e.Active || e.Node == thirdNode(s) })
 		return strings.HasPrefix(r.Finding, "MultipleActiveEngines/") && third && rerunFailedOnlyAfter(r, NextMigrate)
 	}},
-	// E10 (1.4.3): DanglingReplicas refused because spec.nodeID and
-	// status.currentNodeID differ, and Longhorn's attach state machine
-	// settles the volume on spec.nodeID by itself (a false alarm).
+	// E10 (1.4.3, 1.5.3): DanglingReplicas refused because spec.nodeID
+	// and status.currentNodeID differ, or a migration is requested, and
+	// Longhorn settles the volume by itself (a false alarm; seed 29 state
+	// 97 on 1.5.3).
 	{Entry: "E10", Kind: KindFalseAlarm, Match: func(r Result) bool {
 		s := r.Case.State
-		return r.Finding == "DanglingReplicas/critical/none" && s.NodeID != s.CurrentNodeID
+		return r.Finding == "DanglingReplicas/critical/none" && (s.NodeID != s.CurrentNodeID || s.MigrationNodeID != "")
 	}},
 	// E23 (1.4.3): "healthy" on a volume with no active engine or no
 	// active replica that has not failed: Longhorn detaches it or leaves
@@ -145,6 +185,13 @@ func lostAfter(r Result, next Next) bool {
 		}
 	}
 	return n > 0
+}
+
+// noTicketOnNode: a 1.5+ state whose VolumeAttachment has no ticket on
+// spec.nodeID: the VolumeAttachment controller detaches the volume.
+func noTicketOnNode(r Result) bool {
+	s := r.Case.State
+	return longhorn.MustParseVersion(s.Release).HasVolumeAttachments() && !slices.Contains(s.Tickets, s.NodeID)
 }
 
 // rerunFailedOnlyAfter: every stopped run whose fix run again failed was
