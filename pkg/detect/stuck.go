@@ -41,11 +41,13 @@ func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 // engine on spec.nodeID or status.currentNodeID — before 1.6 also on
 // status.pendingNodeID — and sets it active; two there and it fails. For a
 // migratable rwx volume with no migration requested, processMigration first
-// moves status.currentNodeID to spec.nodeID, so spec.nodeID alone decides,
-// and hands the replicas over to the engine it switches to
-// (switchActiveReplicas); otherwise the engine starts on its own active
-// replicas, and with none it never does (seed 29 state 13: the active
-// replicas named a deleted engine).
+// moves status.currentNodeID to spec.nodeID, so spec.nodeID alone decides.
+// The engine picked must have active replicas of its own: with none it
+// never starts (seed 29 state 13: the active replicas named a deleted
+// engine), and on the confirm's switch to the other engine whether
+// Longhorn hands the replicas over first depends on timing (seed 28
+// state 147 converged in one run and was left with the replicas naming
+// the removed engine in the next).
 // Run on Longhorn 1.4.3's own controller (internal/explore, seed 28: such
 // states converge by themselves).
 func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, va *longhorn.VolumeAttachment) (*longhorn.Engine, string) {
@@ -84,7 +86,7 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 	if picked == nil || picked.Deleting() || picked.Status.CurrentState != longhorn.StateRunning {
 		return nil, ""
 	}
-	if !switches && !slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool { return r.Spec.Active && r.Spec.EngineName == picked.Name }) {
+	if !slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool { return r.Spec.Active && r.Spec.EngineName == picked.Name }) {
 		return nil, ""
 	}
 	return picked, node
