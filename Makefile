@@ -83,14 +83,15 @@ bench:
 
 # The explorer's long run (docs/testing.md, "The explorer"): N generated
 # states per release from SEED, judged by Longhorn's own controllers; new
-# disagreements are shrunk and saved in internal/explore/testdata.
+# disagreements are shrunk and saved in internal/explore/testdata; then every
+# fixture is replayed, those of testdata/long too (make test leaves them out).
 # RELEASE= one release (default: every release with real controllers).
 SEED    ?= 27
 N       ?= 500
 RELEASE ?=
 explore:
-	EXPLORE_SEED=$(SEED) EXPLORE_N=$(N) EXPLORE_RELEASE=$(RELEASE) EXPLORE_SHRINK=1 \
-		nice $(GO) test -timeout 0 -run '^TestExplore$$' -v ./internal/explore
+	EXPLORE_SEED=$(SEED) EXPLORE_N=$(N) EXPLORE_RELEASE=$(RELEASE) EXPLORE_SHRINK=1 EXPLORE_LONG=1 \
+		nice $(GO) test -timeout 0 -run '^(TestExplore|TestFixtures)$$' -v ./internal/explore
 
 # -race: vet compiles every dependency for its export data, and with the
 # tests' build flags that compile is the one `make test` reuses (without it,
