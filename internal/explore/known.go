@@ -175,9 +175,20 @@ func usableRobustness(r string) bool { return r == "healthy" || r == "degraded" 
 
 // lostAfter: every interrupted run that lost data was followed by next.
 func lostAfter(r Result, next Next) bool {
+	return onlyAfter(r, next, func(s StopRun) bool { return s.Observed.Outcome == OutcomeLost })
+}
+
+// rerunFailedOnlyAfter: every stopped run whose fix run again failed was
+// followed by next.
+func rerunFailedOnlyAfter(r Result, next Next) bool {
+	return onlyAfter(r, next, func(s StopRun) bool { return s.Rerun != 0 })
+}
+
+// onlyAfter: some stopped run is bad, and every bad one was followed by next.
+func onlyAfter(r Result, next Next, bad func(StopRun) bool) bool {
 	n := 0
 	for _, s := range r.Stops {
-		if s.Observed.Outcome == OutcomeLost {
+		if bad(s) {
 			if s.Next != next {
 				return false
 			}
@@ -192,21 +203,6 @@ func lostAfter(r Result, next Next) bool {
 func noTicketOnNode(r Result) bool {
 	s := r.Case.State
 	return longhorn.MustParseVersion(s.Release).HasVolumeAttachments() && !slices.Contains(s.Tickets, s.NodeID)
-}
-
-// rerunFailedOnlyAfter: every stopped run whose fix run again failed was
-// followed by next.
-func rerunFailedOnlyAfter(r Result, next Next) bool {
-	n := 0
-	for _, s := range r.Stops {
-		if s.Rerun != 0 {
-			if s.Next != next {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
 }
 
 // knownFor returns the entry that covers d on r, or nil.

@@ -54,19 +54,16 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 	// From 1.5 the volume stays attached only while a ticket asks for it
 	// on spec.nodeID; with none the VolumeAttachment controller detaches it
 	// and the engines are left as they are (seed 29 state 34 on 1.5.3).
-	if ver.HasVolumeAttachments() && (va == nil || !slices.ContainsFunc(ticketsOf(va), func(t longhorn.AttachmentTicket) bool { return t.NodeID == v.Spec.NodeID })) {
+	if ver.HasVolumeAttachments() && !va.HasTicketOn(v.Spec.NodeID) {
 		return nil, ""
 	}
-	nodes := []string{v.Spec.NodeID, v.Status.CurrentNodeID}
+	current := v.Status.CurrentNodeID
+	if v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2 {
+		current = v.Spec.NodeID // processMigration moves it there first
+	}
+	nodes := []string{v.Spec.NodeID, current}
 	if !ver.AtLeast(1, 6, 0) {
 		nodes = append(nodes, v.Status.PendingNodeID)
-	}
-	switches := v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2
-	if switches {
-		nodes = []string{v.Spec.NodeID}
-		if !ver.AtLeast(1, 6, 0) && v.Status.PendingNodeID != "" {
-			nodes = append(nodes, v.Status.PendingNodeID)
-		}
 	}
 	var picked *longhorn.Engine
 	node := ""
@@ -90,15 +87,6 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 		return nil, ""
 	}
 	return picked, node
-}
-
-// ticketsOf lists va's attachment tickets.
-func ticketsOf(va *longhorn.VolumeAttachment) []longhorn.AttachmentTicket {
-	out := make([]longhorn.AttachmentTicket, 0, len(va.Spec.AttachmentTickets))
-	for _, t := range va.Spec.AttachmentTickets {
-		out = append(out, t)
-	}
-	return out
 }
 
 // markStuck turns a "wait" or "in flight" verdict into "stuck" when

@@ -108,7 +108,7 @@ func migrationStarted(p Planned, v *longhorn.Volume, engines []*longhorn.Engine,
 			if !e.IsActive() || e.Status.CurrentState != longhorn.StateRunning || e.Spec.NodeID != v.Status.CurrentNodeID || v.Spec.NodeID != v.Status.CurrentNodeID {
 				fail(fmt.Sprintf("%s is not the one active engine running on the current node", e.Name))
 			}
-		case e.IsActive() || (e.Spec.NodeID != to && e.Spec.NodeID != ""):
+		case !migrationEngine(e, to):
 			fail(fmt.Sprintf("%s (on %s) is not the migration's engine yet", e.Name, orDash(e.Spec.NodeID)))
 		default:
 			migration[e.Name] = true
@@ -138,6 +138,12 @@ func migrationStarted(p Planned, v *longhorn.Volume, engines []*longhorn.Engine,
 	return verdict{Done: true, Status: status + "; Longhorn now runs the migration to " + to + " requested before the repair"}
 }
 
+// migrationEngine: e is what Longhorn makes the engine of a migration to
+// node to: inactive, on that node or not placed yet.
+func migrationEngine(e *longhorn.Engine, to string) bool {
+	return !e.IsActive() && (e.Spec.NodeID == "" || e.Spec.NodeID == to)
+}
+
 // movedOn tells whether the volume has moved on since the plan: it was
 // detached (spec.nodeID cleared, as a detach request does), or an engine
 // exists that the plan's read did not have (on an attached volume Longhorn
@@ -163,7 +169,7 @@ func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	// Longhorn creates it, inactive, before it places it on the node asked.
 	to := p.pendingMigration()
 	expected := func(e *longhorn.Engine) bool {
-		return to != "" && v.Spec.MigrationNodeID == to && !e.IsActive() && (e.Spec.NodeID == "" || e.Spec.NodeID == to)
+		return to != "" && v.Spec.MigrationNodeID == to && migrationEngine(e, to)
 	}
 	var fresh []string
 	keepThere := false

@@ -141,6 +141,20 @@ func (va *VolumeAttachment) Satisfied(id string) bool {
 	return ok && s.Satisfied && s.Generation == t.Generation
 }
 
+// HasTicketOn reports whether any attachment ticket asks for node (false
+// for a nil va).
+func (va *VolumeAttachment) HasTicketOn(node string) bool {
+	if va == nil {
+		return false
+	}
+	for _, t := range va.Spec.AttachmentTickets {
+		if t.NodeID == node {
+			return true
+		}
+	}
+	return false
+}
+
 // CSITickets returns the csi-attacher tickets.
 func (va *VolumeAttachment) CSITickets() []AttachmentTicket {
 	var out []AttachmentTicket
