@@ -643,9 +643,26 @@ func (cs *checks) migrationNotStarted(v *longhorn.Volume, engines []*longhorn.En
 }
 
 // PendingMigration is the node of a migration requested on a volume with
-// two active engines that Longhorn has not started: fix repairs the
+// two active engines that Longhorn has not started, or of the csi-attacher
+// ticket on another node of an EnginesOnOneNode volume: fix repairs the
 // volume, and Longhorn then runs the migration ("" when there is none).
 func (f *Finding) PendingMigration() string {
+	if f.Type == TypeEnginesOnOneNode {
+		// 1.5+: a csi-attacher ticket for another node (the source's, when
+		// Longhorn confirmed by itself) starts a migration there once
+		// Longhorn has ended this one (explorer fixture
+		// v1.5.3-verdict-ok-longhorn-stuck-crash-confirmed).
+		node := ""
+		for _, t := range f.Evidence.Tickets {
+			if t.Type == longhorn.AttacherTypeCSI && t.NodeID != f.Evidence.NodeID {
+				if node != "" && node != t.NodeID {
+					return ""
+				}
+				node = t.NodeID
+			}
+		}
+		return node
+	}
 	if f.Type != TypeMultipleActiveEngines || f.Evidence.MigrationNodeID == "" {
 		return ""
 	}

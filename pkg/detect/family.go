@@ -41,6 +41,9 @@ const (
 	// migration engine was off its node for a restart; Longhorn never
 	// places it again and never finishes the confirm.
 	TypeConfirmWithoutEngine Type = "ConfirmWithoutEngine"
+	// TypeEnginesOnOneNode: a confirm or rollback Longhorn cannot finish
+	// because two engines are on the node it switches to.
+	TypeEnginesOnOneNode Type = "EnginesOnOneNode"
 )
 
 // FamilyTypes are the types of the stuck-migration family, in the order of
@@ -48,7 +51,7 @@ const (
 var FamilyTypes = []Type{
 	TypeMigrationNeverConfirmed, TypeStaleMigrationNodeID, TypeMigrationWithoutNode,
 	TypeMigrationBlockedByTickets, TypeLeftoverAttachRequest, TypeUpgradeMigrationDeadlock,
-	TypeMigrationReplicaChurn, TypeConfirmWithoutEngine,
+	TypeMigrationReplicaChurn, TypeConfirmWithoutEngine, TypeEnginesOnOneNode,
 }
 
 // FamilyDoc is the troubleshooting page of the family.
@@ -79,6 +82,7 @@ type FamilyInfo struct {
 func familyState(st *longhorn.State, idx *index, v *longhorn.Volume, f *Finding) bool {
 	c := familyCtx{st: st, v: v, engines: idx.engines[v.Name], replicas: idx.replicas[v.Name], va: idx.vas[v.Name], ns: st.Namespace}
 	for _, rule := range []func(*familyCtx, *Finding) bool{
+		enginesOnOneNode,
 		migrationWithoutNode,
 		confirmWithoutEngine,
 		upgradeMigrationDeadlock,

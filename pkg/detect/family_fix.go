@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -23,19 +24,17 @@ const (
 	CheckNoWorkload      = "no workload uses the volume"
 )
 
-// staleCMNProvenOn reports whether the repair is proven on ver.
-func staleCMNProvenOn(ver longhorn.Version) bool {
-	for _, p := range staleCMNProven {
-		if ver.Major == p.Major && ver.Minor == p.Minor && ver.Patch == p.Patch {
-			return true
-		}
-	}
-	return false
+// provenOn reports whether ver is one of the releases a repair is proven on.
+func provenOn(proven []longhorn.Version, ver longhorn.Version) bool {
+	return ver.Known() && slices.ContainsFunc(proven, func(p longhorn.Version) bool {
+		return ver.Major == p.Major && ver.Minor == p.Minor && ver.Patch == p.Patch
+	})
 }
 
-func provenList() string {
-	parts := make([]string, len(staleCMNProven))
-	for i, p := range staleCMNProven {
+// versionList names the releases a repair is proven on.
+func versionList(vs []longhorn.Version) string {
+	parts := make([]string, len(vs))
+	for i, p := range vs {
 		parts[i] = p.String()
 	}
 	return strings.Join(parts, ", ")
@@ -51,10 +50,10 @@ func staleCMNRepair(c *familyCtx, f *Finding) {
 	v, ver := c.v, c.st.Version
 	var cs checks
 	cs.versionKnown(c.st)
-	cs.add(CheckRepairProven, ver.Known() && staleCMNProvenOn(ver),
+	cs.add(CheckRepairProven, provenOn(staleCMNProven, ver),
 		fmt.Sprintf("clearing status.currentMigrationNodeID is proven on the own controller of Longhorn %s only, not on %s: fix does not write, follow the steps by hand (%s)",
-			provenList(), ver, FamilyDoc+"#stale-currentmigrationnodeid"),
-		fmt.Sprintf("Longhorn %s (proven on %s)", ver, provenList()))
+			versionList(staleCMNProven), ver, FamilyDoc+"#stale-currentmigrationnodeid"),
+		fmt.Sprintf("Longhorn %s (proven on %s)", ver, versionList(staleCMNProven)))
 	cs.add(CheckNoMigrationRequested, v.Spec.MigrationNodeID == "",
 		fmt.Sprintf("spec.migrationNodeID is %s: a migration is requested", v.Spec.MigrationNodeID),
 		fmt.Sprintf("spec.migrationNodeID %q", v.Spec.MigrationNodeID))

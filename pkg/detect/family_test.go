@@ -370,8 +370,8 @@ func TestFamilyTypesDistinct(t *testing.T) {
 		}
 		seen[ty] = true
 	}
-	if len(seen) != 8 {
-		t.Errorf("%d family types, want 8", len(seen))
+	if len(seen) != 9 {
+		t.Errorf("%d family types, want 9", len(seen))
 	}
 }
 

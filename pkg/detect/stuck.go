@@ -37,11 +37,7 @@ func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 
 // enginePicked is the engine Longhorn makes the current one of a volume
 // with no active engine, and the node that decides it (nil when it picks
-// none). Longhorn's datastore (GetNewCurrentEngineAndExtras) takes the one
-// engine on spec.nodeID or status.currentNodeID — before 1.6 also on
-// status.pendingNodeID — and sets it active; two there and it fails. For a
-// migratable rwx volume with no migration requested, processMigration first
-// moves status.currentNodeID to spec.nodeID, so spec.nodeID alone decides.
+// none): the one of switchCandidates, which Longhorn sets active.
 // The engine picked must have active replicas of its own: with none it
 // never starts (seed 29 state 13: the active replicas named a deleted
 // engine), and on the confirm's switch to the other engine whether
@@ -57,26 +53,11 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 	if ver.HasVolumeAttachments() && !va.HasTicketOn(v.Spec.NodeID) {
 		return nil, ""
 	}
-	current := v.Status.CurrentNodeID
-	if v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2 {
-		current = v.Spec.NodeID // processMigration moves it there first
+	candidates := switchCandidates(ver, v, engines)
+	if len(candidates) != 1 {
+		return nil, ""
 	}
-	nodes := []string{v.Spec.NodeID, current}
-	if !ver.AtLeast(1, 6, 0) {
-		nodes = append(nodes, v.Status.PendingNodeID)
-	}
-	var picked *longhorn.Engine
-	node := ""
-	for _, e := range engines {
-		for _, n := range nodes {
-			if n != "" && e.Spec.NodeID == n {
-				if picked != nil && picked != e {
-					return nil, ""
-				}
-				picked, node = e, n
-			}
-		}
-	}
+	picked, node := candidates[0], candidates[0].Spec.NodeID
 	// An engine in error or stopped makes the outcome depend on timing:
 	// Longhorn 1.4.3 ended one such state converged in one run and with a
 	// replica left on the removed engine in the next (seed 28 state 372).
@@ -87,6 +68,33 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 		return nil, ""
 	}
 	return picked, node
+}
+
+// switchCandidates are the engines Longhorn's datastore
+// (GetNewCurrentEngineAndExtras) may take as the current one when it
+// switches engines: those on spec.nodeID or status.currentNodeID, before
+// 1.6 also on status.pendingNodeID. It fails when two qualify ("BUG: found
+// the second new active engine"). For a migratable rwx volume with no
+// migration requested and two engines, processMigration first moves
+// status.currentNodeID to spec.nodeID, so spec.nodeID alone decides.
+// Engines being deleted are included: from 1.8 Longhorn skips them, which
+// the caller decides.
+func switchCandidates(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) []*longhorn.Engine {
+	current := v.Status.CurrentNodeID
+	if v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2 {
+		current = v.Spec.NodeID
+	}
+	nodes := []string{v.Spec.NodeID, current}
+	if !ver.AtLeast(1, 6, 0) {
+		nodes = append(nodes, v.Status.PendingNodeID)
+	}
+	var out []*longhorn.Engine
+	for _, e := range engines {
+		if slices.ContainsFunc(nodes, func(n string) bool { return n != "" && e.Spec.NodeID == n }) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // markStuck turns a "wait" or "in flight" verdict into "stuck" when
