@@ -41,8 +41,10 @@ on 1.5.0/1.5.1 only. No strategy overrides a failed precondition.
 On Longhorn 1.5.3 fix also clears a stale status.currentMigrationNodeID
 (StaleMigrationNodeID) on a detached volume that nothing asks for: one patch
 of the volume's status, through the same steps (see
-docs/troubleshooting-migration-family.md). The rest of that family is
-reported with the steps to take by hand.
+docs/troubleshooting-migration-family.md). On 1.4.3 and 1.5.3 it deletes the
+inactive engine of a volume whose confirm Longhorn cannot finish because two
+engines sit on one node (EnginesOnOneNode), keeping the active one. The rest
+of that family is reported with the steps to take by hand.
 
 Right before acting on a volume, fix re-reads it and plans again; any change
 since the plan (volume, engines, replicas, their resourceVersions, the version)

@@ -122,3 +122,20 @@ func TestStaticOutcomes(t *testing.T) {
 		t.Errorf("two active engines on a fixed release: %s, want refused", got)
 	}
 }
+
+// TestChooseActionEnginesOnOneNode: the extra engine of EnginesOnOneNode
+// is deleted under auto and delete; deactivating an inactive engine would
+// change nothing, so --strategy=deactivate does not act.
+func TestChooseActionEnginesOnOneNode(t *testing.T) {
+	f := detect.Finding{Type: detect.TypeEnginesOnOneNode, Action: detect.ActionDelete, Keep: "e-0", Stale: []string{"e-1"}}
+	ver := longhorn.MustParseVersion("v1.5.3")
+	for s, want := range map[Strategy]detect.Action{StrategyAuto: detect.ActionDelete, StrategyDelete: detect.ActionDelete, StrategyDeactivate: detect.ActionNone} {
+		if got, why := chooseAction(f, ver, s); got != want {
+			t.Errorf("--strategy=%s: %s (%s), want %s", s, got, why, want)
+		}
+	}
+	f.Action = detect.ActionNone // detect refused: no strategy acts
+	if got, _ := chooseAction(f, ver, StrategyDelete); got != detect.ActionNone {
+		t.Errorf("refused finding: %s", got)
+	}
+}

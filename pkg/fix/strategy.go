@@ -73,6 +73,14 @@ func chooseAction(f detect.Finding, v longhorn.Version, s Strategy) (detect.Acti
 		// nothing to choose.
 		return f.Action, f.Reason
 	}
+	if f.Type == detect.TypeEnginesOnOneNode && f.Action == detect.ActionDelete && len(f.Stale) > 0 {
+		// The engines to delete are inactive already: deactivating them
+		// changes nothing.
+		if s == StrategyDeactivate {
+			return detect.ActionNone, fmt.Sprintf("--strategy=deactivate: %s are inactive already; the repair of this state deletes them; use --strategy=auto", strings.Join(f.Stale, ", "))
+		}
+		return f.Action, f.Reason
+	}
 	if f.Type != detect.TypeMultipleActiveEngines || len(f.Stale) == 0 {
 		return detect.ActionNone, f.Reason
 	}

@@ -11,6 +11,13 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
+// fixRepairs: fix's per-volume pipeline repairs this finding after a
+// confirm (two active engines, or the extra engine of EnginesOnOneNode
+// where its repair is proven); the others get the steps by hand.
+func fixRepairs(f detect.Finding) bool {
+	return f.Type == detect.TypeMultipleActiveEngines || (f.Type == detect.TypeEnginesOnOneNode && f.Action == detect.ActionDelete)
+}
+
 // afterBadConfirm reports a volume that the confirm left in a state waiting
 // does not resolve: two active engines (longhorn#6642, the seed's bug) or
 // inverted replica flags. With --fix the first is handed to fix's pipeline.
@@ -24,7 +31,7 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 		}
 		s.infof("  engine %s on %s: active=%t state=%s role=%s", e.Name, orNone(e.NodeID), e.Active, orText(e.State, "-"), role)
 	}
-	if f.Type != detect.TypeMultipleActiveEngines {
+	if !fixRepairs(f) {
 		if f.Family != nil {
 			s.infof("To repair it by hand (%s):", f.Family.Doc)
 			for _, st := range f.Family.Steps {
@@ -36,12 +43,17 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 			s.vol, f.Type, s.commandLine("scan", s.vol, "-o", "wide")))
 	}
 	fixCmd := s.commandLine("fix", s.vol)
-	s.infof("Two active engines after the confirm (longhorn#6642): the engine to keep is %s on %s, stale: %s.",
+	what, What := "two active engines after the confirm (longhorn#6642)", "Two active engines after the confirm (longhorn#6642)"
+	if f.Type == detect.TypeEnginesOnOneNode {
+		what = "two engines on " + to + " after the confirm, and Longhorn cannot finish it"
+		What = "Two engines on " + to + " after the confirm, and Longhorn cannot finish it"
+	}
+	s.infof("%s: the engine to keep is %s on %s, stale: %s.", What,
 		orNone(f.Keep), to, orText(strings.Join(f.Stale, ", "), "none identified"))
 	if !s.o.Fix {
 		s.infof("Repair it with:\n  %s", fixCmd)
 		s.report()
-		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s has two active engines after the confirm (longhorn#6642); repair it with: %s", s.vol, fixCmd))
+		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s has %s; repair it with: %s", s.vol, what, fixCmd))
 	}
 	return s.repair(ctx, to, f, fixCmd)
 }

@@ -119,8 +119,11 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 	case hasFinding && f.Severity.NeedsAttention():
 		st.Phase, st.Message, st.Finding = PhaseAttention, f.Reason, &f
 		st.LonghornNext = "nothing that resolves it: the state lasts until a person acts"
-		if f.Type == detect.TypeMultipleActiveEngines {
+		switch {
+		case f.Type == detect.TypeMultipleActiveEngines || f.Action.Writes():
 			st.Next = append(st.Next, s.commandLine("fix", s.vol, "--dry-run=client"), s.commandLine("fix", s.vol))
+		case f.Family != nil:
+			st.Next = append(st.Next, f.Family.Steps...)
 		}
 	case s.ver.Known() && to != "" && s.drv.pending(snap, to):
 		r := checkReady(snap, s.drv, to)

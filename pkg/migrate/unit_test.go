@@ -254,6 +254,14 @@ func TestEngineToSwitchTo(t *testing.T) {
 	if v := checkVerified(s, "ns", nodeB); v.ok || v.bad == nil || v.bad.Type != detect.TypeConfirmWithoutEngine {
 		t.Errorf("confirm without engine: ok=%t bad=%v, want ConfirmWithoutEngine", v.ok, v.bad)
 	}
+	// Longhorn confirmed by itself onto B and put both engines there: fix
+	// repairs it (the realtest's other outcome of a source engine crash)
+	for _, ver := range []string{"v1.4.3", "v1.5.3"} {
+		v := checkVerified(snapOf(t, testenv.EnginesOnOneNode(ver, "vol")), "ns", nodeB)
+		if v.ok || v.bad == nil || v.bad.Type != detect.TypeEnginesOnOneNode || !fixRepairs(*v.bad) {
+			t.Errorf("%s engines on one node: ok=%t bad=%v, want EnginesOnOneNode that fix repairs", ver, v.ok, v.bad)
+		}
+	}
 }
 
 // TestProvenCheck: migrate starts and confirms migrations only on the

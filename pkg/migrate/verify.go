@@ -14,9 +14,19 @@ type verdict struct {
 	engine  string // the one engine left, when there is one
 	missing []string
 	// bad is detect's finding when the volume is in a state that does not
-	// resolve by waiting: two active engines (#6642), inverted replica
-	// flags, or (before 1.5) a confirm with no engine to switch to. It must last (see settle in wait.go) before it is reported.
+	// resolve by waiting (badAfterConfirm). It must last (see settle in
+	// wait.go) before it is reported.
 	bad *detect.Finding
+}
+
+// badAfterConfirm: the finding types waiting does not resolve after a
+// confirm or rollback.
+func badAfterConfirm(t detect.Type) bool {
+	switch t {
+	case detect.TypeMultipleActiveEngines, detect.TypeInvertedReplicaFlags, detect.TypeConfirmWithoutEngine, detect.TypeEnginesOnOneNode:
+		return true
+	}
+	return false
 }
 
 // checkVerified: exactly one Engine CR, active, running, on K, which is also
@@ -25,7 +35,7 @@ type verdict struct {
 func checkVerified(s *snapshot, ns, node string) verdict {
 	var v verdict
 	miss := func(format string, args ...any) { v.missing = append(v.missing, fmt.Sprintf(format, args...)) }
-	if f, ok := s.classify(ns); ok && (f.Type == detect.TypeMultipleActiveEngines || f.Type == detect.TypeInvertedReplicaFlags || f.Type == detect.TypeConfirmWithoutEngine) {
+	if f, ok := s.classify(ns); ok && badAfterConfirm(f.Type) {
 		v.bad = &f
 	}
 	vol := &s.volume

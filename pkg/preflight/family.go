@@ -17,6 +17,8 @@ var familyProblems = map[detect.Type]string{
 	detect.TypeLeftoverAttachRequest:     "a leftover attach request keeps the volume from attaching where the workload goes",
 	detect.TypeUpgradeMigrationDeadlock:  "an engine upgrade and a migration wait for each other",
 	detect.TypeMigrationReplicaChurn:     "the migration engine restarts for ever: the migration never becomes ready",
+	detect.TypeConfirmWithoutEngine:      "a confirm with no engine on the target: Longhorn never finishes it",
+	detect.TypeEnginesOnOneNode:          "two engines on the node Longhorn switches to: the migration never ends, the volume cannot detach",
 }
 
 // familyBlocker is the blocker of a family state: fix where it repairs the
@@ -28,12 +30,13 @@ func familyBlocker(b *Blocker, f *detect.Finding, ns string) {
 		b.Problem = string(f.Type)
 	}
 	b.Family = f.Family
+	refs := strings.Join(append(append([]string{}, f.Family.Issues...), f.Family.Doc), "; ")
 	if f.Action.Writes() {
 		b.Command = cmdPrefix + "fix " + f.Volume + ns
-		b.Resolve = fmt.Sprintf("%s (%s; %s)", f.Reason, strings.Join(f.Family.Issues, ", "), f.Family.Doc)
+		b.Resolve = fmt.Sprintf("%s (%s)", f.Reason, refs)
 		return
 	}
 	b.Command = cmdPrefix + "describe " + f.Volume + ns
-	b.Resolve = fmt.Sprintf("%s (%s; %s); the maintainers' repair, by hand: %s",
-		f.Reason, strings.Join(f.Family.Issues, ", "), f.Family.Doc, strings.Join(f.Family.Steps, "; then "))
+	b.Resolve = fmt.Sprintf("%s (%s); the maintainers' repair, by hand: %s",
+		f.Reason, refs, strings.Join(f.Family.Steps, "; then "))
 }
