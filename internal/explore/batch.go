@@ -45,6 +45,10 @@ type Options struct {
 	Quiet, Max time.Duration
 	// Interrupted runs check (c); without it only (a) and (b) run.
 	Interrupted bool
+	// AfterLast also stops fix after its last write (the repair made, not
+	// verified) before each next step: the fixtures' replay sets it, so a
+	// one-write repair is checked against what comes next too.
+	AfterLast bool
 	// FixTimeout bounds each verified fix run of check (c).
 	FixTimeout time.Duration
 	// Logs receives the controllers' log (nil: dropped).
@@ -165,7 +169,11 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 		results[i].Writes = writes
 		copies = append(copies, copyOf{caseIdx: i, vol: vol(i, copyFix)})
 		if o.Interrupted {
-			for k := 1; k < writes; k++ {
+			last := writes - 1
+			if o.AfterLast {
+				last = writes
+			}
+			for k := 1; k <= last; k++ {
 				for _, n := range Nexts {
 					copies = append(copies, copyOf{caseIdx: i, vol: vol(i, fmt.Sprintf("s%d-%s", k, n)), after: k, next: n})
 				}

@@ -133,7 +133,9 @@ func TestFixtures(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
-			res, err := Batch(ctx, c, rel, cases, batchOptions())
+			o := batchOptions()
+			o.AfterLast = true
+			res, err := Batch(ctx, c, rel, cases, o)
 			if err != nil {
 				t.Fatal(err)
 			}

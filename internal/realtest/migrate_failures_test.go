@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -469,6 +470,11 @@ func TestMigrateEngineCrashAfterConfirmOnLonghorn(t *testing.T) {
 // detaches the volume and leaves the migration without a node
 // (longhorn#8735). migrate removes the target's ticket itself and verifies
 // the volume back on node-a (exit 1: not migrated, and why).
+// Some runs Longhorn takes the other way instead (it depends on which
+// engine status the VolumeAttachment controller reads while detaching): it
+// confirms toward node-b by itself and attaches the old engine there,
+// beside the migration engine, and stays stuck (EnginesOnOneNode); then
+// the whole way out is checked (enginesOnOneNodeWayOut).
 func TestMigrateResumesWithoutNodeOnLonghorn(t *testing.T) {
 	t.Parallel()
 	for _, rel := range releasesOrSkip(t) {
@@ -499,6 +505,10 @@ func TestMigrateResumesWithoutNodeOnLonghorn(t *testing.T) {
 			if fid, ok := <-crash; !ok || e.sim.FaultHits(fid) == 0 {
 				t.Fatalf("the source engine did not crash (exit %d):\n%s", code, errOut)
 			}
+			if strings.Contains(errOut, string(detect.TypeEnginesOnOneNode)) {
+				e.enginesOnOneNodeWayOut(vol, out, errOut, code)
+				return
+			}
 			v, es, rs := e.state(vol)
 			e.outcome("original engine crash while migrate waits", "detached, migration left without a node (longhorn#8735)", "migrate --confirm", code, errOut)
 			expectExit(t, "migrate after the source engine crashed", 1, out, errOut, code)
@@ -511,6 +521,35 @@ func TestMigrateResumesWithoutNodeOnLonghorn(t *testing.T) {
 			e.assertNoDamage(vol)
 		})
 	}
+}
+
+// enginesOnOneNodeWayOut checks migrate's report of EnginesOnOneNode, then
+// fix, then the rollback of the migration node-a's csi ticket asks for
+// once Longhorn has ended the stuck one: the volume settles on node-b with
+// nothing lost.
+func (e *env) enginesOnOneNodeWayOut(vol, out, errOut string, code int) {
+	t := e.t
+	t.Helper()
+	e.outcome("original engine crash while migrate waits", "confirmed by Longhorn onto node-b beside the migration engine: stuck (EnginesOnOneNode)", "migrate --confirm, then fix, then migrate rollback", code, errOut)
+	expectExit(t, "migrate after Longhorn confirmed onto one node", cmdutil.ExitAttention, out, errOut, code)
+	if !strings.Contains(errOut, "fix "+vol) {
+		t.Errorf("migrate did not name the repair:\n%s", errOut)
+	}
+	e.waitFor("still stuck with two engines on node-b", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		return len(es) == 2 && v.Status.CurrentMigrationNodeID == nodeB && v.Spec.NodeID == nodeB
+	})
+	out, errOut, code = e.plugin("fix", vol, "--yes", "--timeout=3m")
+	expectExit(t, "fix of the engines on one node", 0, out, errOut, code)
+	if !strings.Contains(out, "deleted") {
+		t.Errorf("fix did not delete the extra engine:\n%s%s", out, errOut)
+	}
+	e.waitFor("the migration node-a's ticket asks for", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+		return v.Spec.NodeID == nodeB && v.Spec.MigrationNodeID == nodeA
+	})
+	out, errOut, code = e.plugin("migrate", "rollback", vol, "--yes", "--timeout=3m", poll)
+	expectExit(t, "migrate rollback of the migration to node-a", 0, out, errOut, code)
+	e.waitFor("settled on node-b", vol, settled(nodeB))
+	e.assertNoDamage(vol)
 }
 
 // confirmedToward tells whether the release's confirm toward node is in
