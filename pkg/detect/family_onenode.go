@@ -28,6 +28,11 @@ func enginesOnOneNode(c *familyCtx, f *Finding) bool {
 	if !ver.Known() || !v.Migratable() || v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
 		return false
 	}
+	if v.UpgradePending() || !v.RobustnessUsable() {
+		// processMigration skips the volume (an upgrade is the upgrade
+		// deadlock's to report), or Longhorn salvages a faulted one first
+		return false
+	}
 	if len(c.engines) < 2 && v.Status.CurrentMigrationNodeID == "" {
 		return false // processMigration has nothing to finish
 	}

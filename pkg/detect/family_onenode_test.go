@@ -81,6 +81,10 @@ func TestFamilyEnginesOnOneNode(t *testing.T) {
 	notThis("old engine on the source", vc153, func(s *scenario) { s.engine(s.engA).Spec.NodeID = nodeA; s.volume().Status.CurrentNodeID = nodeA })
 	// a migration in flight: Longhorn does not switch engines yet
 	notThis("migration requested", vc153, func(s *scenario) { s.volume().Spec.MigrationNodeID = nodeC })
+	// an engine upgrade pending: processMigration skips the volume, which
+	// is the upgrade deadlock's to report
+	notThis("upgrade pending", vc153, func(s *scenario) { s.volume().Spec.EngineImage = "longhornio/longhorn-engine:v9.9.9" })
+	notThis("faulted", vc153, func(s *scenario) { s.volume().Status.Robustness = longhorn.RobustnessFaulted })
 	// not migratable: processMigration never runs
 	notThis("not migratable", vc153, func(s *scenario) { s.volume().Spec.Migratable = false })
 	// from 1.8 an engine being deleted is not a candidate
