@@ -22,7 +22,7 @@ func TestConfirmLeavesTwoActiveEngines(t *testing.T) {
 		res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
 		expectCode(t, res, cmdutil.ExitAttention)
 		expectContains(t, "stderr", res.Stderr, "Confirmed:", "MultipleActiveEngines",
-			"Two active engines after the confirm (longhorn#6642)",
+			"has two active engines after the confirm (longhorn#6642)",
 			"kubectl longhorn-engines fix "+vol+" -n "+e.NS)
 		expectNotContains(t, "stderr", res.Stderr, "Verified:", "Rolling back")
 		if e.Sim.FaultHits(fid) != 1 {
@@ -63,7 +63,7 @@ func TestConfirmLeavesTwoActiveEnginesFixed(t *testing.T) {
 
 			res := e.run("migrate", vol, "--to", nodeB, "--confirm", "--fix", "--backup-dir", backups, "--yes", poll)
 			expectCode(t, res, 0)
-			expectContains(t, "stderr", res.Stderr, "Two active engines after the confirm (longhorn#6642)", "Repaired by fix:", "Verified:")
+			expectContains(t, "stderr", res.Stderr, "has two active engines after the confirm (longhorn#6642)", "Repaired by fix:", "Verified:")
 			expectContains(t, "stdout", res.Stdout, fmt.Sprintf("engine.longhorn.io %q %s", old, tc.verb),
 				fmt.Sprintf("volume.longhorn.io %q migrated to node-b", vol))
 			e.expectSettled(vol, nodeB)

@@ -43,12 +43,11 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 			s.vol, f.Type, s.commandLine("scan", s.vol, "-o", "wide")))
 	}
 	fixCmd := s.commandLine("fix", s.vol)
-	what, What := "two active engines after the confirm (longhorn#6642)", "Two active engines after the confirm (longhorn#6642)"
+	what := "two active engines after the confirm (longhorn#6642)"
 	if f.Type == detect.TypeEnginesOnOneNode {
 		what = "two engines on " + to + " after the confirm, and Longhorn cannot finish it"
-		What = "Two engines on " + to + " after the confirm, and Longhorn cannot finish it"
 	}
-	s.infof("%s: the engine to keep is %s on %s, stale: %s.", What,
+	s.infof("Volume %s has %s: the engine to keep is %s on %s, stale: %s.", s.vol, what,
 		orNone(f.Keep), to, orText(strings.Join(f.Stale, ", "), "none identified"))
 	if !s.o.Fix {
 		s.infof("Repair it with:\n  %s", fixCmd)
