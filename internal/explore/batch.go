@@ -45,9 +45,10 @@ type Options struct {
 	Quiet, Max time.Duration
 	// Interrupted runs check (c); without it only (a) and (b) run.
 	Interrupted bool
-	// AfterLast also stops fix after its last write (the repair made, not
-	// verified) before each next step: the fixtures' replay sets it, so a
-	// one-write repair is checked against what comes next too.
+	// AfterLast also stops a one-write fix after that write (the repair
+	// made, not verified) before each next step, which is otherwise never
+	// stopped: the fixtures' replay sets it. Longer repairs are stopped
+	// after every write but the last already.
 	AfterLast bool
 	// FixTimeout bounds each verified fix run of check (c).
 	FixTimeout time.Duration
@@ -170,8 +171,8 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 		copies = append(copies, copyOf{caseIdx: i, vol: vol(i, copyFix)})
 		if o.Interrupted {
 			last := writes - 1
-			if o.AfterLast {
-				last = writes
+			if o.AfterLast && writes == 1 {
+				last = 1
 			}
 			for k := 1; k <= last; k++ {
 				for _, n := range Nexts {
