@@ -102,14 +102,13 @@ func enginesOnOneNodeRepair(c *familyCtx, f *Finding, on []*longhorn.Engine) {
 		}) {
 		keep = active[0]
 	}
+	serving := ""
+	if keep != nil {
+		serving = fmt.Sprintf("%s, running on %s", keep.Name, keep.Spec.NodeID)
+	}
 	cs.add(CheckOneServingEngine, keep != nil,
 		fmt.Sprintf("no single active engine runs on %s with a healthy active replica of its own (active engines: %s): which engine serves the volume is not clear; follow the steps by hand", v.Status.CurrentNodeID, orNone(strings.Join(engineNames(active), ", "))),
-		func() string {
-			if keep == nil {
-				return ""
-			}
-			return fmt.Sprintf("%s, running on %s", keep.Name, keep.Spec.NodeID)
-		}())
+		serving)
 
 	var stale []string
 	idle := keep != nil

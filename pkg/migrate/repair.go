@@ -11,11 +11,11 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 )
 
-// fixRepairs: fix's per-volume pipeline repairs this finding after a
-// confirm (two active engines, or the extra engine of EnginesOnOneNode
-// where its repair is proven); the others get the steps by hand.
+// fixRepairs: fix is the way out of this finding: two active engines
+// (fix explains a refusal itself), or any finding fix writes for; the
+// others get the steps by hand.
 func fixRepairs(f detect.Finding) bool {
-	return f.Type == detect.TypeMultipleActiveEngines || (f.Type == detect.TypeEnginesOnOneNode && f.Action == detect.ActionDelete)
+	return f.Type == detect.TypeMultipleActiveEngines || f.Action.Writes()
 }
 
 // afterBadConfirm reports a volume that the confirm left in a state waiting

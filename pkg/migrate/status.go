@@ -120,7 +120,7 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		st.Phase, st.Message, st.Finding = PhaseAttention, f.Reason, &f
 		st.LonghornNext = "nothing that resolves it: the state lasts until a person acts"
 		switch {
-		case f.Type == detect.TypeMultipleActiveEngines || f.Action.Writes():
+		case fixRepairs(f):
 			st.Next = append(st.Next, s.commandLine("fix", s.vol, "--dry-run=client"), s.commandLine("fix", s.vol))
 		case f.Family != nil:
 			st.Next = append(st.Next, f.Family.Steps...)
