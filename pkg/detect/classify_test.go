@@ -154,6 +154,41 @@ func TestMigrationInFlightEngineNotPlaced(t *testing.T) {
 	}
 }
 
+// The source engine crashed during the migration: Longhorn reverts it and
+// detaches the volume (explorer E15 on 1.5.3).
+func TestMigrationInFlightSourceDown(t *testing.T) {
+	s := migrating(vcL15f, "vol")
+	s.engine(s.engA).Status.CurrentState = longhorn.StateError
+	_, f := s.classify(t)
+	if f.Type != TypeMigrationInFlight || f.Severity != SeverityWarning || f.Action != ActionNone ||
+		!strings.Contains(f.Reason, "active engine "+s.engA+" is error") {
+		t.Fatalf("got %s/%s/%s: %s", f.Type, f.Severity, f.Action, f.Reason)
+	}
+}
+
+// A clone of the migration engine active on its original's directory:
+// not the shape Longhorn creates, and a rollback would delete it with the
+// directory (explorer E15 on 1.5.3).
+func TestMigrationInFlightActiveClone(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL15f} {
+		s := migrating(vc, "vol")
+		clone := s.replicasOf(s.engB)[0]
+		clone.Spec.Active = true
+		_, f := s.classify(t)
+		if f.Type != TypeMigrationInFlight || f.Severity != SeverityWarning || f.Action != ActionNone {
+			t.Fatalf("%s: got %s/%s/%s: %s", vc.name, f.Type, f.Severity, f.Action, f.Reason)
+		}
+		if !strings.Contains(f.Reason, "set spec.active=false on "+clone.Name) || !strings.Contains(f.Reason, "do not roll back") {
+			t.Errorf("%s: reason %s", vc.name, f.Reason)
+		}
+		// on a directory of its own it harms nothing here
+		clone.Spec.DataDirectoryName = "vol-elsewhere"
+		if _, f := s.classify(t); f.Severity != SeverityInfo {
+			t.Errorf("%s: own directory: %s: %s", vc.name, f.Severity, f.Reason)
+		}
+	}
+}
+
 // v1.12+ v2 switchover: two engines are expected while switchoverState is set.
 func TestV2SwitchoverInFlight(t *testing.T) {
 	s := migrating(vcV2, "vol")
@@ -205,6 +240,54 @@ func TestMigrationFinishing(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A confirm being finished that Longhorn does not finish cleanly (explorer,
+// seed 27 states 4 and 22 on 1.5.3).
+func TestMigrationFinishingHazards(t *testing.T) {
+	finishing := func() *scenario {
+		s := migrating(vcL15f, "vol")
+		v := s.volume()
+		v.Spec.MigrationNodeID, v.Spec.NodeID = "", nodeB
+		s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeB))
+		return s
+	}
+	// not yet attached again: the attach puts the active engine on node-b
+	// beside the migration engine
+	s := finishing()
+	s.volume().Status.CurrentNodeID = ""
+	_, f := s.classify(t)
+	if f.Type != TypeMigrationFinishing || f.Severity != SeverityWarning || !strings.Contains(f.Reason, "beside engine "+s.engB) {
+		t.Errorf("currentNodeID empty: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+	// attached: an ordinary finish
+	s = finishing()
+	s.volume().Status.CurrentNodeID = nodeB
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("ordinary finish: %s: %s", f.Severity, f.Reason)
+	}
+	// the engine kept is stopped
+	s = finishing()
+	s.volume().Status.CurrentNodeID = nodeB
+	s.engine(s.engA).Status.CurrentState = longhorn.StateStopped
+	if _, f := s.classify(t); f.Severity != SeverityWarning || !strings.Contains(f.Reason, "is stopped, not running") {
+		t.Errorf("engine kept stopped: %s: %s", f.Severity, f.Reason)
+	}
+	// no ticket asks for the volume: it detaches, which ends it (state 0)
+	s.st.VolumeAttachments = nil
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("engine kept stopped, no ticket: %s: %s", f.Severity, f.Reason)
+	}
+}
+
+// A migration in flight with no active engine (seed 27 state 16 on 1.5.3).
+func TestMigrationInFlightNoActiveEngine(t *testing.T) {
+	s := migrating(vcL15f, "vol")
+	s.engine(s.engA).Spec.Active = false
+	_, f := s.classify(t)
+	if f.Type != TypeMigrationInFlight || f.Severity != SeverityWarning || !strings.Contains(f.Reason, "no engine of the volume is active") {
+		t.Errorf("%s/%s: %s", f.Type, f.Severity, f.Reason)
 	}
 }
 
@@ -302,6 +385,54 @@ func TestPendingCleanup(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// A pending clean-up whose survivor is not on spec.nodeID: before 1.5
+// Longhorn removes the engine and then keeps spec.nodeID and
+// status.currentNodeID apart for good (explorer E2 on 1.4.3).
+func TestPendingCleanupStuckOnceGone(t *testing.T) {
+	s := pendingScenario(vcL14a, 2*time.Minute)
+	s.volume().Spec.NodeID = nodeA
+	_, f := s.classify(t)
+	if f.Type != TypePendingCleanup || f.Severity != SeverityWarning || f.Action != ActionNone {
+		t.Fatalf("got %s/%s/%s, want PendingCleanup/warning/none: %s", f.Type, f.Severity, f.Action, f.Reason)
+	}
+	if !strings.HasPrefix(f.Reason, "stuck once it is gone") || f.Family == nil || f.Family.Doc != FamilyDoc+"#confirm-without-engine" {
+		t.Errorf("reason %s, family %+v", f.Reason, f.Family)
+	}
+	// spec.nodeID on the survivor's node: the ordinary clean-up after a confirm
+	s = pendingScenario(vcL14a, 2*time.Minute)
+	if _, f := s.classify(t); f.Severity != SeverityInfo || f.Action != ActionWait {
+		t.Errorf("ordinary clean-up: %s/%s: %s", f.Severity, f.Action, f.Reason)
+	}
+	// 1.5+: status.currentMigrationNodeID keeps the migration going
+	s = pendingScenario(vcL15f, 2*time.Minute)
+	s.volume().Spec.NodeID = nodeA
+	if _, f := s.classify(t); f.Severity != SeverityInfo || f.Action != ActionWait {
+		t.Errorf("1.5: %s/%s: %s", f.Severity, f.Action, f.Reason)
+	}
+}
+
+// A pending clean-up with no other active engine: once it is gone Longhorn
+// must take the engine on the volume's node; one in error it cannot, and
+// Longhorn 1.5.3 then removed the active replicas and wiped every
+// directory (explorer E16, seed 27 state 8).
+func TestPendingCleanupNoSurvivor(t *testing.T) {
+	s := pendingScenario(vcL15f, 2*time.Minute)
+	s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeB))
+	eb := s.engine(s.engB)
+	eb.Spec.Active, eb.Status.CurrentState = false, longhorn.StateError
+	_, f := s.classify(t)
+	if f.Type != TypePendingCleanup || f.Severity != SeverityWarning || f.Action != ActionNone ||
+		!strings.Contains(f.Reason, "no other engine is active") {
+		t.Fatalf("got %s/%s/%s, want PendingCleanup/warning/none: %s", f.Type, f.Severity, f.Action, f.Reason)
+	}
+	// running with its active replicas and the ticket on its node: Longhorn
+	// takes it
+	eb.Status.CurrentState = longhorn.StateRunning
+	if _, f := s.classify(t); f.Severity != SeverityInfo || f.Action != ActionWait {
+		t.Errorf("engine picked: %s/%s: %s", f.Severity, f.Action, f.Reason)
 	}
 }
 

@@ -103,6 +103,10 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		st.Mechanism = "unknown (the Longhorn version is not known)"
 	}
 	src, tgt := snap.withoutNode()
+	// A migration whose serving engine failed is a warning of scan's too;
+	// the Failing phase below says more (Longhorn reverts it).
+	failing := hasFinding && f.Type == detect.TypeMigrationInFlight && s.ver.Known() && to != "" && s.drv.pending(snap, to) &&
+		checkReady(snap, s.drv, to).failed != ""
 	switch {
 	case snap.crashDetached() != nil:
 		s.crashDetachedStatus(ctx, st, snap.crashDetached())
@@ -116,7 +120,7 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		if hasFinding {
 			st.Finding = &f
 		}
-	case hasFinding && f.Severity.NeedsAttention():
+	case hasFinding && f.Severity.NeedsAttention() && !failing:
 		st.Phase, st.Message, st.Finding = PhaseAttention, f.Reason, &f
 		st.LonghornNext = "nothing that resolves it: the state lasts until a person acts"
 		switch {
@@ -132,6 +136,9 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		switch {
 		case r.failed != "":
 			st.Phase, st.Message = PhaseFailing, fmt.Sprintf("migration from %s to %s: %s; Longhorn reverts it", orNone(v.Spec.NodeID), to, r.failed)
+			if hasFinding {
+				st.Finding = &f
+			}
 		case r.ready:
 			st.Phase, st.Message = PhaseReady, fmt.Sprintf("migration from %s to %s is ready to confirm; the volume serves I/O from %s", v.Spec.NodeID, to, v.Spec.NodeID)
 		case !started:

@@ -153,6 +153,14 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 		familyBlocker(&b, f, ns) // family.go
 		return b, true
 	}
+	if (f.Type == detect.TypeMigrationInFlight || f.Type == detect.TypeMigrationFinishing) && f.Severity.NeedsAttention() {
+		// Longhorn will not finish it by itself, or a rollback is unsafe:
+		// scan's reason says what to do, not the usual commands.
+		b.Problem = "a live migration Longhorn does not finish by itself"
+		b.Command = inspect
+		b.Resolve = f.Reason
+		return b, true
+	}
 	switch f.Type {
 	case detect.TypeMultipleActiveEngines:
 		b.Problem = "two active engines: the volume cannot detach or migrate, the drain hangs"

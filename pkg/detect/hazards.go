@@ -1,0 +1,163 @@
+package detect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// Hazards of the migration rows: states that read as a migration in
+// flight, a confirm or rollback being finished, or a clean-up after one,
+// which Longhorn's own controllers did not finish cleanly when the explorer
+// ran them (internal/explore/findings.md). Each turns the row's info into a
+// warning that says why.
+
+// stuckOnceGone turns a pending clean-up's wait into a warning when what
+// remains once the engines being deleted are gone is not a volume Longhorn
+// serves:
+//   - no other engine is active and none Longhorn could take (on the
+//     volume's node) is running: Longhorn 1.5.3 then deleted the other
+//     engine's active replicas and wiped every directory (explorer E16,
+//     seed 27 state 8);
+//   - before 1.5, spec.nodeID on another node than the one engine left
+//     (ConfirmWithoutEngine's rule): Longhorn 1.4.3 removed the engine and
+//     kept spec.nodeID and status.currentNodeID apart for good (explorer
+//     E2, seed 27 state 3).
+func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, keep string, f *Finding) {
+	var left []*longhorn.Engine
+	for _, e := range engines {
+		if !e.Deleting() {
+			left = append(left, e)
+		}
+	}
+	if keep == "" {
+		// Only an engine that is not running counts: during a confirm the
+		// engine taken over has no active replicas for a moment, until
+		// Longhorn's save of the same sync lands.
+		running := slices.ContainsFunc(switchCandidates(st.Version, v, left), func(e *longhorn.Engine) bool {
+			return e.Status.CurrentState == longhorn.StateRunning
+		})
+		if !running {
+			f.Severity, f.Action = SeverityWarning, ActionNone
+			f.Reason = "stuck once it is gone: no other engine is active, and no engine on the volume's node is running for Longhorn to take; it may then remove the replicas that hold the data: never delete a replica, and do not remove the finalizer (" + f.Reason + ")"
+		}
+		return
+	}
+	var after Finding
+	c := familyCtx{st: st, v: v, engines: left, replicas: replicas, ns: st.Namespace}
+	if !confirmWithoutEngine(&c, &after) {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Family = after.Family
+	f.Reason = "stuck once it is gone: " + after.Reason + " (" + f.Reason + ")"
+}
+
+// finishingHazard warns of a confirm or rollback being finished that
+// Longhorn does not finish cleanly (explorer, seed 27 on 1.5.3):
+//   - status.currentNodeID is empty, so Longhorn attaches the volume again,
+//     and its active engine is not on spec.nodeID while another engine is:
+//     the attach moves the active engine beside it, two engines on one node
+//     (state 4: Longhorn ended in the EnginesOnOneNode state);
+//   - from 1.5, the active engine is not running while a ticket keeps the
+//     volume attached: what Longhorn does next depends on timing (state 22
+//     ended with a replica naming a removed engine).
+func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active []*longhorn.Engine, va *longhorn.VolumeAttachment, f *Finding) {
+	if f.Severity != SeverityInfo || len(active) != 1 {
+		return
+	}
+	a := active[0]
+	if v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
+		for _, e := range engines {
+			if e != a && !e.Deleting() && e.Spec.NodeID == v.Spec.NodeID {
+				f.Severity, f.Action = SeverityWarning, ActionNone
+				f.Reason = fmt.Sprintf("status.currentNodeID is empty, so Longhorn attaches the volume again on %s with its active engine %s, beside engine %s already there: two engines on one node, which Longhorn cannot finish (%s); do not delete engines or replicas by hand, and run scan again once it has attached",
+					v.Spec.NodeID, a.Name, e.Name, FamilyDoc+"#engines-on-one-node")
+				return
+			}
+		}
+	}
+	// Seen from 1.5 with a ticket keeping the volume attached. With none the
+	// volume detaches, which ends it cleanly (state 0: Longhorn 1.5.3
+	// converged, detached); before 1.5 Longhorn detaches and attaches it on
+	// spec.nodeID again (1.4.3 converged, seed 28 state 160).
+	if a.Status.CurrentState != longhorn.StateRunning && ver.HasVolumeAttachments() && va.HasTicketOn(v.Spec.NodeID) {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("the engine Longhorn keeps, %s, is %s, not running: whether Longhorn finishes the confirm or rollback cleanly depends on when it starts again; check the instance manager on %s and run scan again (%s)",
+			a.Name, orText(a.Status.CurrentState, "in no state"), orNone(a.Spec.NodeID), f.Reason)
+	}
+}
+
+// sourceDown warns of a migration in flight whose active engine, the one
+// serving the volume, has crashed or stopped: Longhorn reverts the
+// migration and the volume is detached. Longhorn 1.5.3's own controllers
+// went on from such a state in two ways (explorer E15, seed 27 state 2):
+// attached again on the target with a migration back to the source, or
+// left detached with the migration request (the state of longhorn#8735).
+func sourceDown(v *longhorn.Volume, engines []*longhorn.Engine, f *Finding) {
+	if f.Severity != SeverityInfo {
+		return
+	}
+	if !slices.ContainsFunc(engines, (*longhorn.Engine).IsActive) {
+		// Longhorn cannot tell which engine serves the volume (seed 27
+		// state 16 on 1.5.3: it dropped the request and stayed attaching)
+		f.Severity = SeverityWarning
+		f.Reason = fmt.Sprintf("no engine of the volume is active during the migration to %s: Longhorn cannot tell which one serves it and does not go on with the migration; run scan again, and see docs/troubleshooting-two-active-engines.md", v.Spec.MigrationNodeID)
+		return
+	}
+	for _, e := range engines {
+		if e.IsActive() && (e.Status.CurrentState == longhorn.StateError || e.Status.CurrentState == longhorn.StateStopped) {
+			f.Severity = SeverityWarning
+			f.Reason = fmt.Sprintf("the volume's active engine %s is %s during the migration to %s: Longhorn reverts the migration and detaches the volume, then attaches it again (on either node, possibly migrating back) or leaves it detached with the migration request; the workload loses its volume meanwhile: check the instance manager on %s and run scan again",
+				e.Name, e.Status.CurrentState, v.Spec.MigrationNodeID, orNone(e.Spec.NodeID))
+			return
+		}
+	}
+}
+
+// activeCloneBeside warns of a migration in flight in which a replica of
+// the migration engine is active on the same data directory as an active
+// replica of another engine. Longhorn creates the clones inactive; two
+// active Replica CRs on one directory is a shape it does not leave by
+// itself (explorer E15 on 1.5.3, seed 27 states 10 and 19: it held the
+// migration with the clone still active), and read in longhorn-manager,
+// a rollback deletes the migration engine's replicas, and deleting an
+// active replica removes its directory, which the other replica uses too.
+func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+	if f.Severity != SeverityInfo {
+		return
+	}
+	migration := map[string]bool{}
+	for _, e := range engines {
+		if !e.Spec.Active && !e.Deleting() && (e.Spec.NodeID == v.Spec.MigrationNodeID || e.Spec.NodeID == "") {
+			migration[e.Name] = true
+		}
+	}
+	byDir := map[string][]*longhorn.Replica{}
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.Active && r.DeletionTimestamp == nil {
+			byDir[dirKey(r)] = append(byDir[dirKey(r)], r)
+		}
+	}
+	var clones, beside []string
+	for _, r := range sortedReplicas(replicas) {
+		if !migration[r.Spec.EngineName] || !r.Spec.Active || r.DeletionTimestamp != nil {
+			continue
+		}
+		for _, o := range byDir[dirKey(r)] {
+			if o.Spec.EngineName != r.Spec.EngineName {
+				clones, beside = append(clones, r.Name), append(beside, o.Name)
+				break
+			}
+		}
+	}
+	if len(clones) == 0 {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive and does not correct this; a rollback deletes the migration engine's replicas, and deleting an active replica removes its directory, which the other replica uses too: do not roll back; "+
+		"by hand, not run on Longhorn's controllers: set spec.active=false on %s, then check that scan reports the migration in flight (%s)",
+		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
+}
