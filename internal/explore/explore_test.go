@@ -109,12 +109,17 @@ func TestFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("EXPLORE_LONG") != "" {
-		long, err := LoadFixtures(filepath.Join("testdata", "long"))
+	// EXPLORE_PENDING=1 also replays testdata/pending, to triage what
+	// waits there.
+	for env, dir := range map[string]string{"EXPLORE_LONG": "long", "EXPLORE_PENDING": "pending"} {
+		if os.Getenv(env) == "" {
+			continue
+		}
+		more, err := LoadFixtures(filepath.Join("testdata", dir))
 		if err != nil {
 			t.Fatal(err)
 		}
-		fixtures = append(fixtures, long...)
+		fixtures = append(fixtures, more...)
 	}
 	byRelease := map[string][]Fixture{}
 	for _, f := range fixtures {

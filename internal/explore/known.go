@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"os"
 	"slices"
 	"strings"
 
@@ -25,20 +26,6 @@ type Known struct {
 // knownDisagreements is the one exception list. Entries E1… are in
 // findings.md beside this file, each with its fixture in testdata.
 var knownDisagreements = []Known{
-	// E1: "wait" on a finishing confirm while status.pendingNodeID names
-	// another node or robustness is not usable; Longhorn 1.4.3 re-activates
-	// the old engine (F4).
-	{Entry: "E1", Kind: KindVerdictStuck, Match: func(r Result) bool {
-		s := r.Case.State
-		return strings.HasPrefix(r.Finding, "MigrationFinishing/") &&
-			((s.PendingNodeID != "" && s.PendingNodeID != s.CurrentNodeID) || !usableRobustness(s.Robustness))
-	}},
-	// E2: "wait" on a pending clean-up while spec.nodeID and
-	// status.currentNodeID differ; Longhorn never converges (F4).
-	{Entry: "E2", Kind: KindVerdictStuck, Match: func(r Result) bool {
-		s := r.Case.State
-		return strings.HasPrefix(r.Finding, "PendingCleanup/") && s.NodeID != s.CurrentNodeID
-	}},
 	// E3: the DanglingReplicas repair stopped between repoints, then a
 	// migration request: the replicas still dangling are deleted while
 	// active and wiped (1.4.3, 1.5.3, 1.10.0; no write order closes it).
@@ -138,9 +125,10 @@ var knownDisagreements = []Known{
 		return strings.HasPrefix(r.Finding, "MigrationInFlight/") && (s.NodeID == "" || s.CurrentNodeID == "")
 	}},
 	// E11 (1.10.0): "wait" on a finishing confirm, and Longhorn deletes an
-	// active replica and wipes its directory.
+	// active replica and wipes its directory. Once it matched every
+	// release, and hid states 4 and 22 of 1.5.3's sample (finishingHazard).
 	{Entry: "E11", Kind: KindVerdictLost, Match: func(r Result) bool {
-		return strings.HasPrefix(r.Finding, "MigrationFinishing/")
+		return r.Case.State.Release == "v1.10.0" && strings.HasPrefix(r.Finding, "MigrationFinishing/")
 	}},
 	// E12 (E7 on 1.4.3, and 1.10.0): a DanglingReplicas repair stopped
 	// after a repoint cannot be completed by fix run again (verification
@@ -162,16 +150,17 @@ var knownDisagreements = []Known{
 	{Entry: "E14", Kind: KindFixNotConverged, Match: func(r Result) bool {
 		return strings.HasPrefix(r.Finding, "DanglingReplicas/")
 	}},
-	// E15 (1.5.3 sample, listed at the deadline without a re-run):
-	// "in flight" and "wait" verdicts on migrations and finishing confirms
-	// that 1.5.3 never leaves (F4), broadly by finding type.
+	// E15, what is left of it (1.4.3): "in flight" on a migration Longhorn
+	// holds while a replica of the engine serving the volume is inactive
+	// (a perturbed flag, failed or not; seed 27 states 10 and 19 of the
+	// pending fixtures). Longhorn neither corrects the flag nor drops the
+	// migration, which the explorer's "migrating" shape does not allow;
+	// whether it is a stuck state or a held migration is not decided.
 	{Entry: "E15", Kind: KindVerdictStuck, Match: func(r Result) bool {
-		return strings.HasPrefix(r.Finding, "MigrationInFlight/") || strings.HasPrefix(r.Finding, "MigrationFinishing/")
-	}},
-	// E16 (1.5.3 sample, listed at the deadline): "wait" on a pending
-	// clean-up, and 1.5.3 wipes directories.
-	{Entry: "E16", Kind: KindVerdictLost, Match: func(r Result) bool {
-		return strings.HasPrefix(r.Finding, "PendingCleanup/")
+		s := r.Case.State
+		current := slices.IndexFunc(s.Engines, func(e Engine) bool { return e.Active && e.Node == s.NodeID })
+		return strings.HasPrefix(r.Finding, "MigrationInFlight/") && current >= 0 &&
+			slices.ContainsFunc(s.Replicas, func(x Replica) bool { return x.Engine == current && !x.Active })
 	}},
 	// E17 (1.5.3): a finishing confirm or rollback that F4's robustness
 	// rule calls stuck (robustness faulted or unknown) and that Longhorn
@@ -217,9 +206,15 @@ func noTicketOnNode(r Result) bool {
 }
 
 // knownFor returns the entry that covers d on r, or nil.
+// EXPLORE_IGNORE lists entries to set aside (E15,E16), to see what a broad
+// one hides.
 func knownFor(r Result, d Disagreement) *Known {
+	ignore := strings.Split(os.Getenv("EXPLORE_IGNORE"), ",")
 	for i := range knownDisagreements {
 		k := &knownDisagreements[i]
+		if slices.Contains(ignore, k.Entry) {
+			continue
+		}
 		if sameClass(k.Kind, d.Kind) && k.Match(r) {
 			return k
 		}
