@@ -118,12 +118,6 @@ var knownDisagreements = []Known{
 	{Entry: "E5", Kind: KindFalseAlarm, Match: func(r Result) bool {
 		return strings.HasPrefix(r.Finding, "DanglingReplicas/") && r.Case.State.BestEffort
 	}},
-	// E4: "in flight" while spec.nodeID or status.currentNodeID is empty:
-	// processMigration returns early and the request stays for ever (F4).
-	{Entry: "E4", Kind: KindVerdictStuck, Match: func(r Result) bool {
-		s := r.Case.State
-		return strings.HasPrefix(r.Finding, "MigrationInFlight/") && (s.NodeID == "" || s.CurrentNodeID == "")
-	}},
 	// E11 (1.10.0): "wait" on a finishing confirm, and Longhorn deletes an
 	// active replica and wipes its directory. Once it matched every
 	// release, and hid states 4 and 22 of 1.5.3's sample (finishingHazard).
@@ -142,13 +136,13 @@ var knownDisagreements = []Known{
 	// since the 5 s resync (E21); kept until a long run confirms.
 	{Entry: "E13", Kind: KindVerdictStuck, Match: func(r Result) bool {
 		s := r.Case.State
-		return strings.HasPrefix(r.Finding, "MigrationFinishing/") && (s.NodeID == "" || s.CurrentNodeID == "" || s.NodeID != s.CurrentNodeID)
+		return s.Release == "v1.10.0" && strings.HasPrefix(r.Finding, "MigrationFinishing/") && (s.NodeID == "" || s.CurrentNodeID == "" || s.NodeID != s.CurrentNodeID)
 	}},
 	// E14 (1.10.0): a whole DanglingReplicas repair after which Longhorn
 	// does not converge (status.currentNodeID stays empty). Not seen since
 	// the 5 s resync (E21); kept until a long run confirms.
 	{Entry: "E14", Kind: KindFixNotConverged, Match: func(r Result) bool {
-		return strings.HasPrefix(r.Finding, "DanglingReplicas/")
+		return r.Case.State.Release == "v1.10.0" && strings.HasPrefix(r.Finding, "DanglingReplicas/")
 	}},
 	// E15, what is left of it (1.4.3): "in flight" on a migration Longhorn
 	// holds while a replica of the engine serving the volume is inactive
@@ -173,6 +167,17 @@ var knownDisagreements = []Known{
 		kept := slices.IndexFunc(s.Engines, func(e Engine) bool { return e.Active && !e.Deleting })
 		return strings.HasPrefix(r.Finding, "MigrationFinishing/warning/") && kept >= 0 && s.Engines[kept].State != "running" &&
 			slices.Contains(s.Tickets, s.NodeID)
+	}},
+	// E31 (1.4.3): a confirm being finished whose active engine's every
+	// replica has failed, the parked migration engine being deleted: scan
+	// waits (seed 29 state 163: Longhorn re-attached the volume on
+	// spec.nodeID itself in the runs before), and in one replay this round
+	// Longhorn stopped the engine and stayed there. Depends on timing.
+	{Entry: "E31", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		s := r.Case.State
+		kept := slices.IndexFunc(s.Engines, func(e Engine) bool { return e.Active && !e.Deleting })
+		return strings.HasPrefix(r.Finding, "MigrationFinishing/info/") && kept >= 0 &&
+			!slices.ContainsFunc(s.Replicas, func(x Replica) bool { return x.Engine == kept && !x.Failed })
 	}},
 	// E17 (1.5.3): a finishing confirm or rollback that F4's robustness
 	// rule calls stuck (robustness faulted or unknown) and that Longhorn

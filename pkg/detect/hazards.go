@@ -57,8 +57,9 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 
 // finishingHazard warns of a confirm or rollback being finished that
 // Longhorn does not finish cleanly (explorer, seed 27 on 1.5.3):
-//   - status.currentNodeID is empty, so Longhorn attaches the volume again,
-//     and its active engine is not on spec.nodeID while another engine is:
+//   - from 1.5, status.currentNodeID is empty, so Longhorn attaches the
+//     volume again, and its active engine is not on spec.nodeID while
+//     another engine is:
 //     the attach moves the active engine beside it, two engines on one node
 //     (state 4: Longhorn ended in the EnginesOnOneNode state);
 //   - from 1.5, the active engine is not running while a ticket keeps the
@@ -69,7 +70,9 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		return
 	}
 	a := active[0]
-	if v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
+	// Seen from 1.5 (the VolumeAttachment controller attaches it); 1.4.3
+	// finished such a confirm by itself (seed 31 state 2).
+	if ver.HasVolumeAttachments() && v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
 		for _, e := range engines {
 			if e != a && !e.Deleting() && e.Spec.NodeID == v.Spec.NodeID {
 				f.Severity, f.Action = SeverityWarning, ActionNone

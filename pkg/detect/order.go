@@ -39,10 +39,24 @@ func flipChanges(ver longhorn.Version, keep string, replicas []*longhorn.Replica
 	}
 	dirs := map[string]*dir{}
 	var order []*dir
+	// A directory gets at most one active replica of the survivor: a
+	// second active Replica CR on it is one that cleanupExtraHealthyReplicas
+	// may delete, wiping the directory both use (explorer, seed 31 state 75
+	// on 1.4.3: two replicas of the survivor on one directory, one
+	// inactive; activating it lost the data to replica auto-balance).
+	served := map[string]bool{}
+	for _, r := range replicas {
+		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil {
+			served[dirKey(r)] = true
+		}
+	}
 	for _, r := range sortedReplicas(replicas) {
 		var c ReplicaChange
 		switch {
+		case r.Spec.EngineName == keep && !r.Spec.Active && served[dirKey(r)]:
+			continue
 		case r.Spec.EngineName == keep && !r.Spec.Active:
+			served[dirKey(r)] = true
 			c = ReplicaChange{Replica: r.Name, FromEngine: keep, ToEngine: keep, ToActive: true}
 		case r.Spec.EngineName != keep && r.Spec.Active:
 			c = ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: r.Spec.EngineName, FromActive: true}

@@ -104,6 +104,35 @@ func TestFlipOrderSafeAtEveryPrefix(t *testing.T) {
 	}
 }
 
+// TestFlipOneActivePerDirectory: the flip never gives a directory a second
+// active replica of the survivor (explorer, seed 31 state 75 on 1.4.3).
+func TestFlipOneActivePerDirectory(t *testing.T) {
+	v := longhorn.MustParseVersion("v1.4.3")
+	s := stuck(versionCase{name: "v1.4.3", version: "v1.4.3"}, "vol")
+	// engB's replicas are vol-r-bbbb0001 (node-a) and -0002 (node-c); add a
+	// second one on node-a's directory, active, and one more, inactive
+	dup := replica("vol", "vol-r-bbbb0009", nodeA, s.engB, true)
+	dup2 := replica("vol", "vol-r-bbbb0010", nodeA, s.engB, false)
+	s.st.Replicas = append(s.st.Replicas, dup, dup2)
+	for _, c := range flipChanges(v, s.engB, replicaPtrs(s.st.Replicas)) {
+		if c.ToActive && (c.Replica == "vol-r-bbbb0001" || c.Replica == dup2.Name) {
+			t.Errorf("activates %s beside the active %s on one directory", c.Replica, dup.Name)
+		}
+	}
+	// two inactive ones on one directory: one is activated
+	s = stuck(versionCase{name: "v1.4.3", version: "v1.4.3"}, "vol")
+	s.st.Replicas = append(s.st.Replicas, dup2)
+	n := 0
+	for _, c := range flipChanges(v, s.engB, replicaPtrs(s.st.Replicas)) {
+		if c.ToActive && (c.Replica == "vol-r-bbbb0001" || c.Replica == dup2.Name) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d activations on node-a's directory, want 1", n)
+	}
+}
+
 // TestNoExtraCleanupRefuses (F1, 1.5.3+): where a directory briefly has two
 // active replicas, any Longhorn path that deletes extra healthy replicas
 // refuses the repair; before 1.5.3 the order needs no such check.
