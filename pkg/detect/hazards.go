@@ -57,11 +57,11 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 
 // finishingHazard warns of a confirm or rollback being finished that
 // Longhorn does not finish cleanly (explorer, seed 27 on 1.5.3):
-//   - from 1.5, status.currentNodeID is empty, so Longhorn attaches the
-//     volume again, and its active engine is not on spec.nodeID while
-//     another engine is:
-//     the attach moves the active engine beside it, two engines on one node
-//     (state 4: Longhorn ended in the EnginesOnOneNode state);
+//   - status.currentNodeID is empty, so Longhorn attaches the volume
+//     again, and its active engine is not on spec.nodeID while another
+//     engine is: from 1.5 the attach moves the active engine beside it,
+//     two engines on one node (state 4: Longhorn ended in the
+//     EnginesOnOneNode state); 1.4.3 went both ways;
 //   - from 1.5, the active engine is not running while a ticket keeps the
 //     volume attached: what Longhorn does next depends on timing (state 22
 //     ended with a replica naming a removed engine).
@@ -70,16 +70,23 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		return
 	}
 	a := active[0]
-	// Seen from 1.5 (the VolumeAttachment controller attaches it); 1.4.3
-	// finished such a confirm by itself (seed 31 state 2).
-	if ver.HasVolumeAttachments() && v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
+	if v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
 		for _, e := range engines {
-			if e != a && !e.Deleting() && e.Spec.NodeID == v.Spec.NodeID {
-				f.Severity, f.Action = SeverityWarning, ActionNone
+			if e == a || e.Deleting() || e.Spec.NodeID != v.Spec.NodeID {
+				continue
+			}
+			f.Severity, f.Action = SeverityWarning, ActionNone
+			if ver.HasVolumeAttachments() {
 				f.Reason = fmt.Sprintf("status.currentNodeID is empty, so Longhorn attaches the volume again on %s with its active engine %s, beside engine %s already there: two engines on one node, which Longhorn cannot finish (%s); do not delete engines or replicas by hand, and run scan again once it has attached",
 					v.Spec.NodeID, a.Name, e.Name, FamilyDoc+"#engines-on-one-node")
 				return
 			}
+			// 1.4.3 went both ways from this state: finished (seed 31
+			// state 2), or removed the old engine with every replica
+			// still naming it (seed 27 state 4).
+			f.Reason = fmt.Sprintf("status.currentNodeID is empty while the active engine %s is on %s and engine %s waits on %s: Longhorn %s attaches the volume again before it finishes the confirm, and then either finishes it or removes the old engine with the replicas still naming it (the state fix calls DanglingReplicas); run scan again once it has attached",
+				a.Name, orNone(a.Spec.NodeID), e.Name, v.Spec.NodeID, ver)
+			return
 		}
 	}
 	// Seen from 1.5 with a ticket keeping the volume attached. With none the
