@@ -103,10 +103,14 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		st.Mechanism = "unknown (the Longhorn version is not known)"
 	}
 	src, tgt := snap.withoutNode()
+	pending := s.ver.Known() && to != "" && s.drv.pending(snap, to)
+	var r readiness
+	if pending {
+		r = checkReady(snap, s.drv, to)
+	}
 	// A migration whose serving engine failed is a warning of scan's too;
 	// the Failing phase below says more (Longhorn reverts it).
-	failing := hasFinding && f.Type == detect.TypeMigrationInFlight && s.ver.Known() && to != "" && s.drv.pending(snap, to) &&
-		checkReady(snap, s.drv, to).failed != ""
+	failing := hasFinding && f.Type == detect.TypeMigrationInFlight && r.failed != ""
 	switch {
 	case snap.crashDetached() != nil:
 		s.crashDetachedStatus(ctx, st, snap.crashDetached())
@@ -129,8 +133,7 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		case f.Family != nil:
 			st.Next = append(st.Next, f.Family.Steps...)
 		}
-	case s.ver.Known() && to != "" && s.drv.pending(snap, to):
-		r := checkReady(snap, s.drv, to)
+	case pending:
 		st.MigrationEngine = r.engine
 		started, why := s.drv.started(snap, to)
 		switch {
