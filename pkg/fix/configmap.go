@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 )
 
 // Where --backup-to sends backups. The folder (--backup-dir) always gets
@@ -146,6 +148,6 @@ func (c *ConfigMapBackup) Probe(ctx context.Context) error {
 		Name:   "longhorn-engines-" + c.RunID + "-permission-probe",
 		Labels: map[string]string{LabelManagedBy: ManagedBy, LabelRunID: c.RunID},
 	}}
-	_, err := c.Client.Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: c.FieldManager})
+	_, err := c.Client.Create(ctx, cm, metav1.CreateOptions{DryRun: cmdutil.DryRunServer.Sent(), FieldManager: c.FieldManager})
 	return err
 }

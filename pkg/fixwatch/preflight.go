@@ -53,10 +53,10 @@ func preflight(ctx context.Context, c *readstate.Client, ns string, watched []lo
 		switch verb {
 		case "patch":
 			test := []byte(`[{"op":"test","path":"/metadata/uid","value":"` + probeUID + `"}]`)
-			_, err = engines.Patch(ctx, probeEngine, types.JSONPatchType, test, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+			_, err = engines.Patch(ctx, probeEngine, types.JSONPatchType, test, metav1.PatchOptions{DryRun: cmdutil.DryRunServer.Sent()})
 		case "delete":
 			uid := types.UID(probeUID)
-			err = engines.Delete(ctx, probeEngine, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, Preconditions: &metav1.Preconditions{UID: &uid}})
+			err = engines.Delete(ctx, probeEngine, metav1.DeleteOptions{DryRun: cmdutil.DryRunServer.Sent(), Preconditions: &metav1.Preconditions{UID: &uid}})
 		}
 		if err != nil && !allowed(err) {
 			return cmdutil.Explain(err, verb, longhorn.Engines.GroupResource(), ns)
@@ -65,7 +65,7 @@ func preflight(ctx context.Context, c *readstate.Client, ns string, watched []lo
 	if len(writes) > 0 {
 		// Every repair patches replica flags before any engine write.
 		test := []byte(`[{"op":"test","path":"/metadata/uid","value":"` + probeUID + `"}]`)
-		_, err := c.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(ns).Patch(ctx, probeEngine, types.JSONPatchType, test, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := c.Dynamic.Resource(longhorn.Replicas.GVR()).Namespace(ns).Patch(ctx, probeEngine, types.JSONPatchType, test, metav1.PatchOptions{DryRun: cmdutil.DryRunServer.Sent()})
 		if err != nil && !allowed(err) {
 			return cmdutil.Explain(err, "patch", longhorn.Replicas.GroupResource(), ns)
 		}

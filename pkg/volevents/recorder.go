@@ -70,7 +70,7 @@ func Start(ctx context.Context, cfg *rest.Config, ns string, warn func(string)) 
 		Regarding: corev1.ObjectReference{APIVersion: longhorn.Group + "/" + longhorn.APIVersionName, Kind: longhorn.Volumes.Kind,
 			Namespace: ns, Name: Controller + "-permission-probe"},
 	}
-	if _, err := c.EventsV1().Events(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+	if _, err := c.EventsV1().Events(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: cmdutil.DryRunServer.Sent()}); err != nil {
 		// A server that does not serve events.k8s.io/v1 at all (before
 		// Kubernetes 1.19, or a bare test server) has nowhere to put them:
 		// nothing to warn about.
