@@ -13,6 +13,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/safetext"
 )
 
 // The failures longhorn-tests' ha_volume_migration suite drives, played on
@@ -86,7 +87,7 @@ func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
 			// confirm waits through that and confirms.
 			out, errOut, code := e.plugin("migrate", "confirm", vol, "--yes", "--timeout=2m", poll)
 			v, es, rs := e.state(vol)
-			e.outcome("original engine crash, then confirm", "detached, attached again on node-a, migration prepared again: "+oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+			e.outcome("original engine crash, then confirm", "detached, attached again on node-a, migration prepared again: "+safetext.OneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
 			expectExit(t, "migrate confirm after the source engine crashed", 0, out, errOut, code)
 			e.waitFor("settled on node-b", vol, settled(nodeB))
 			e.assertNoDamage(vol)
@@ -122,7 +123,7 @@ func TestMigrateCrashDetachedOnLonghorn(t *testing.T) {
 				t.Errorf("stdout lacks the attached line:\n%s", out)
 			}
 			v, es, rs := e.state(vol)
-			e.outcome("original engine crash, then rollback", "attached again on node-a: "+oneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
+			e.outcome("original engine crash, then rollback", "attached again on node-a: "+safetext.OneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
 			if !settled(nodeA)(v, es, rs) {
 				t.Errorf("not settled on node-a:\n%s", lhsim.Describe(v, es, rs))
 			}
@@ -197,7 +198,7 @@ func TestMigrateTargetNodeDownOnLonghorn(t *testing.T) {
 			return len(es) == 1 && es[0].Spec.NodeID == nodeA && v.Spec.MigrationNodeID == "" && v.Status.CurrentNodeID == nodeA
 		})
 		v, es, rs := e.state(vol)
-		e.outcome("migration node down, rollback", "kept the volume on node-a: "+oneLine(lhsim.Describe(v, es, rs)), "migrate --confirm", code, errOut)
+		e.outcome("migration node down, rollback", "kept the volume on node-a: "+safetext.OneLine(lhsim.Describe(v, es, rs)), "migrate --confirm", code, errOut)
 		e.assertNoDamageAfterNodeDown(vol, nodeB)
 	})
 }
@@ -363,7 +364,7 @@ func (e *env) confirmSourceDown(vol string, park bool) {
 		expectExit(t, "migrate confirm with the source node down", 0, out, errOut, code)
 	}
 	v, es, rs := e.state(vol)
-	e.outcome("original node down, confirm, node back ("+outcome+")", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+	e.outcome("original node down, confirm, node back ("+outcome+")", safetext.OneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
 	if !settled(nodeB)(v, es, rs) {
 		t.Errorf("not settled on node-b:\n%s", lhsim.Describe(v, es, rs))
 	}
@@ -401,7 +402,7 @@ func TestMigrateConfirmWithTargetNodeDownOnLonghorn(t *testing.T) {
 		out, errOut, code = e.plugin("migrate", "rollback", vol, "--yes", "--timeout=3m", poll)
 		expectExit(t, "migrate rollback with the target node down", 0, out, errOut, code)
 		v, es, rs := e.state(vol)
-		e.outcome("migration node down, then rollback", oneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
+		e.outcome("migration node down, then rollback", safetext.OneLine(lhsim.Describe(v, es, rs)), "migrate rollback", code, errOut)
 		if !settled(nodeA)(v, es, rs) {
 			t.Errorf("not settled on node-a:\n%s", lhsim.Describe(v, es, rs))
 		}
@@ -454,7 +455,7 @@ func TestMigrateEngineCrashAfterConfirmOnLonghorn(t *testing.T) {
 			t.Errorf("migrate rolled back or advised a rollback after its confirm:\n%s", errOut)
 		}
 		v, es, rs := e.state(vol)
-		e.outcome("engine crash after the confirm", oneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
+		e.outcome("engine crash after the confirm", safetext.OneLine(lhsim.Describe(v, es, rs)), "migrate confirm", code, errOut)
 		switch code {
 		case 0:
 			if !strings.Contains(errOut, "Verified:") {
@@ -468,7 +469,7 @@ func TestMigrateEngineCrashAfterConfirmOnLonghorn(t *testing.T) {
 			if strings.Contains(errOut, "Verified:") {
 				t.Errorf("exit 3 but the run says verified:\n%s", errOut)
 			}
-			t.Logf("not verified on node-b; Longhorn %s ended: %s", rel, oneLine(lhsim.Describe(v, es, rs)))
+			t.Logf("not verified on node-b; Longhorn %s ended: %s", rel, safetext.OneLine(lhsim.Describe(v, es, rs)))
 		default:
 			t.Errorf("exit %d, want 0 (verified) or 3 (not verified in time)", code)
 		}
@@ -587,5 +588,3 @@ func confirmedToward(e *env, ver longhorn.Version, vol, node string) bool {
 	tickets := va.CSITickets()
 	return len(tickets) == 1 && tickets[0].NodeID == node
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

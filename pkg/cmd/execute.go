@@ -56,11 +56,5 @@ func oneLine(msg string) string {
 	if head, names, ok := strings.Cut(msg, "\n\nDid you mean this?\n"); ok {
 		msg = head + " (did you mean " + strings.Join(strings.Fields(names), " or ") + "?)"
 	}
-	var parts []string
-	for _, l := range strings.Split(msg, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
-		}
-	}
-	return strings.Join(parts, "; ")
+	return safetext.OneLine(msg)
 }

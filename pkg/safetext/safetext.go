@@ -218,3 +218,15 @@ func holdsText(t reflect.Type) bool {
 	}
 	return false
 }
+
+// OneLine puts a message of several lines on one, its lines trimmed and
+// joined with "; ", for an error line or a log field that must stay one line.
+func OneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}

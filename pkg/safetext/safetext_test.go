@@ -153,3 +153,16 @@ func BenchmarkAll(b *testing.B) {
 		All(st)
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"one":                   "one",
+		"a\n  b  \n\nc\n":       "a; b; c",
+		"":                      "",
+		"volume v:\n  engine e": "volume v:; engine e",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
