@@ -378,77 +378,64 @@ func (r *Repairer) interrupted(ctx context.Context, p Planned, name string, next
 	return o, false
 }
 
-// waitVerified polls the volume until verify passes, the flags invert, or
-// the timeout passes. Read errors while waiting are reported as progress
-// and retried: the change is already made, only the verification waits.
+// waitVerified polls the volume until verify passes, the flags invert, the
+// volume moves on, or the timeout passes. Read errors while waiting are
+// reported as progress and retried (progress.Poll): the change is already
+// made, only the verification waits.
 func (r *Repairer) waitVerified(ctx context.Context, p Planned, out Outcome) Outcome {
 	log := r.log()
-	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
-	defer cancel()
 	interval := r.PollInterval
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	last := ""
 	start := time.Now()
 	wait := r.Printer.Begin(fmt.Sprintf("waiting for volume %q", p.Volume), r.Timeout)
 	defer wait.End()
-	for {
+	last, err := progress.Poll(ctx, wait, interval, r.Timeout, func(ctx context.Context) (progress.Look, error) {
 		vr, err := readVolume(ctx, r.Client, r.Namespace, p.Volume)
-		status, engines := "", ""
-		if err == nil && vr.found {
-			engines = progress.Engines(p.Volume, vr.state.Engines)
-		}
 		switch {
-		case err != nil && ctx.Err() == nil:
-			status = "cannot read the volume: " + err.Error()
-		case err == nil && !vr.found:
-			status = "the volume is gone"
-		case err == nil:
-			v := verify(vr.state, p, r.PendingThreshold)
-			if p.VolumeWrite() {
-				v = verifyCleared(vr.state, p, r.PendingThreshold)
-			}
-			status = v.Status
-			if v.Inverted {
-				r.stopped.Store(true)
-				out.Result, out.Recovery = ResultInverted, v.Recovery
-				out.Detail = "STOPPED: replica flags inverted after the change: " + v.Status
-				_ = log.Printf("verify volume=%s inverted status=%q; stopping all further writes", p.Volume, v.Status)
-				return out
-			}
-			if v.Done {
-				out.Result = ResultRepaired
-				out.Detail = "verified: " + v.Status
-				_ = log.Printf("verify volume=%s ok after %s status=%q", p.Volume, time.Since(start).Round(time.Millisecond), v.Status)
-				return out
-			}
-			if why, ok := movedOn(vr.state, p); ok {
-				out.Result = ResultSuperseded
-				out.Detail = "superseded (the change stays; Longhorn has the volume again): " + why
-				_ = log.Printf("verify volume=%s superseded after %s status=%q", p.Volume, time.Since(start).Round(time.Millisecond), why)
-				return out
-			}
+		case err != nil:
+			return progress.Look{}, err
+		case !vr.found:
+			return progress.Look{Status: "the volume is gone"}, nil
 		}
-		if status != "" {
-			wait.Update(status, engines)
-			last = status
+		engines := progress.Engines(p.Volume, vr.state.Engines)
+		v := verify(vr.state, p, r.PendingThreshold)
+		if p.VolumeWrite() {
+			v = verifyCleared(vr.state, p, r.PendingThreshold)
 		}
-		select {
-		case <-ctx.Done():
-			out.Result = ResultTimedOut
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				out.Detail = fmt.Sprintf("not verified within %s (Longhorn has not finished; the change stays): %s", r.Timeout, last)
-			} else {
-				out.Detail = "interrupted before verification (the change stays): " + last
-			}
-			_ = log.Printf("verify volume=%s timeout status=%q", p.Volume, last)
-			return out
-		case <-tick.C:
+		if v.Inverted {
+			r.stopped.Store(true)
+			out.Result, out.Recovery = ResultInverted, v.Recovery
+			out.Detail = "STOPPED: replica flags inverted after the change: " + v.Status
+			_ = log.Printf("verify volume=%s inverted status=%q; stopping all further writes", p.Volume, v.Status)
+			return progress.Look{Done: true}, nil
 		}
+		if v.Done {
+			out.Result = ResultRepaired
+			out.Detail = "verified: " + v.Status
+			_ = log.Printf("verify volume=%s ok after %s status=%q", p.Volume, time.Since(start).Round(time.Millisecond), v.Status)
+			return progress.Look{Done: true}, nil
+		}
+		if why, ok := movedOn(vr.state, p); ok {
+			out.Result = ResultSuperseded
+			out.Detail = "superseded (the change stays; Longhorn has the volume again): " + why
+			_ = log.Printf("verify volume=%s superseded after %s status=%q", p.Volume, time.Since(start).Round(time.Millisecond), why)
+			return progress.Look{Done: true}, nil
+		}
+		return progress.Look{Status: v.Status, Engines: engines}, nil
+	})
+	if err == nil {
+		return out
 	}
+	out.Result = ResultTimedOut
+	if errors.Is(err, context.DeadlineExceeded) {
+		out.Detail = fmt.Sprintf("not verified within %s (Longhorn has not finished; the change stays): %s", r.Timeout, last)
+	} else {
+		out.Detail = "interrupted before verification (the change stays): " + last
+	}
+	_ = log.Printf("verify volume=%s timeout status=%q", p.Volume, last)
+	return out
 }
 
 func (r *Repairer) log() *ActionLog {

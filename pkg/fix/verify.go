@@ -25,10 +25,9 @@ type verdict struct {
 
 // verify judges a fresh read of the volume after a repair (what
 // docs/troubleshooting-two-active-engines.md, "After the repair", says to
-// expect): exactly one engine
-// CR, the planned survivor, active, on status.currentNodeID and running; no
-// migration; every replica on the survivor and active; on 1.5+ a satisfied
-// ticket on the current node; and detect finds nothing left to report.
+// expect): the volume is settled on status.currentNodeID (detect.Settled)
+// with the planned survivor as its one engine, and detect finds nothing
+// left to report.
 func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	v := st.Volume(p.Volume)
 	if v == nil {
@@ -49,36 +48,11 @@ func verify(st *longhorn.State, p Planned, threshold time.Duration) verdict {
 	if found {
 		problems = append(problems, fmt.Sprintf("%s: %s", f.Type, f.Reason))
 	}
-	if len(engines) != 1 {
-		problems = append(problems, fmt.Sprintf("%d engines", len(engines)))
-	} else {
-		e := engines[0]
-		switch {
-		case e.Name != p.Keep.Name:
-			problems = append(problems, fmt.Sprintf("the remaining engine is %s, not %s", e.Name, p.Keep.Name))
-		case !e.IsActive():
-			problems = append(problems, fmt.Sprintf("%s is not active", e.Name))
-		case e.Spec.NodeID != v.Status.CurrentNodeID || v.Spec.NodeID != v.Status.CurrentNodeID:
-			problems = append(problems, fmt.Sprintf("%s is on %q, volume spec.nodeID %q, currentNodeID %q", e.Name, e.Spec.NodeID, v.Spec.NodeID, v.Status.CurrentNodeID))
-		case e.Status.CurrentState != longhorn.StateRunning:
-			problems = append(problems, fmt.Sprintf("%s is %s", e.Name, orDash(e.Status.CurrentState)))
-		}
+	engine, missing := detect.Settled(st, p.Volume, v.Status.CurrentNodeID)
+	if engine != "" && engine != p.Keep.Name {
+		problems = append(problems, fmt.Sprintf("the remaining engine is %s, not %s", engine, p.Keep.Name))
 	}
-	if len(replicas) == 0 {
-		problems = append(problems, "no replica")
-	}
-	for _, r := range replicas {
-		if r.Spec.EngineName != p.Keep.Name || !r.Spec.Active {
-			problems = append(problems, "replicas not all active on "+p.Keep.Name)
-			break
-		}
-	}
-	if v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID != "" {
-		problems = append(problems, fmt.Sprintf("migration fields set (spec.migrationNodeID=%q status.currentMigrationNodeID=%q)", v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID))
-	}
-	if msg := ticketProblem(st, v); msg != "" {
-		problems = append(problems, msg)
-	}
+	problems = append(problems, missing...)
 	if len(problems) > 0 {
 		return verdict{Status: status + " (" + problems[0] + ")"}
 	}
@@ -191,31 +165,6 @@ func movedOn(st *longhorn.State, p Planned) (string, bool) {
 	}
 	return fmt.Sprintf("the volume moved on before the change could be verified: engine %s did not exist when the repair was planned and %s; volume on %q, spec.migrationNodeID %q",
 		strings.Join(fresh, ", "), kept, v.Status.CurrentNodeID, v.Spec.MigrationNodeID), true
-}
-
-// ticketProblem: on 1.5+, when the volume has attachment tickets for its
-// current node, one of them must be satisfied.
-func ticketProblem(st *longhorn.State, v *longhorn.Volume) string {
-	if !st.Version.HasVolumeAttachments() {
-		return ""
-	}
-	for i := range st.VolumeAttachments {
-		va := &st.VolumeAttachments[i]
-		if longhorn.VolumeOf(va) != v.Name {
-			continue
-		}
-		onNode, satisfied := 0, false
-		for id, t := range va.Spec.AttachmentTickets {
-			if t.NodeID == v.Status.CurrentNodeID {
-				onNode++
-				satisfied = satisfied || va.Satisfied(id)
-			}
-		}
-		if onNode > 0 && !satisfied {
-			return fmt.Sprintf("no satisfied attachment ticket on %s yet", v.Status.CurrentNodeID)
-		}
-	}
-	return ""
 }
 
 // describe summarises the volume in one line for progress output.

@@ -45,59 +45,39 @@ type pollResult struct {
 }
 
 // poll re-reads the volume every PollInterval until cond is done or fails,
-// the timeout passes or ctx ends. Progress goes to stderr when it changes.
-// A read error is shown and retried: an API server restart must not abandon
-// a migration half way.
+// the timeout passes or ctx ends (progress.Poll: progress on stderr, read
+// errors shown and retried, the last look at the deadline). A volume that
+// is gone ends the wait.
 func (s *session) poll(ctx context.Context, timeout time.Duration, what string, cond func(*snapshot) pollResult) (*snapshot, error) {
 	start := time.Now()
-	deadline := start.Add(timeout)
-	last := ""
 	wait := s.progress.Begin("waiting for "+what, timeout)
 	defer wait.End()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	ended := func() error {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return &timeoutError{what: what, after: time.Since(start).Round(time.Second), last: last}
-		}
-		return errInterrupted
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ended()
-		case <-timer.C:
-		}
-		snap, err := s.read(ctx)
-		var status, engines string
-		if err == nil {
-			engines = progress.Engines(s.vol, snap.engines)
-		}
+	var snap *snapshot
+	last, err := progress.Poll(ctx, wait, s.o.PollInterval, timeout, func(ctx context.Context) (progress.Look, error) {
+		var err error
+		snap, err = s.read(ctx)
 		switch {
-		case ctx.Err() != nil:
-			return nil, ended()
 		case isNotFound(err):
-			return nil, err
+			return progress.Look{Fail: err}, nil
 		case err != nil:
-			status = "cannot read the volume: " + err.Error()
-		default:
-			r := cond(snap)
-			if r.fail != nil {
-				return snap, r.fail
-			}
-			if r.done {
-				return snap, nil
-			}
-			status = r.status
+			return progress.Look{}, err
 		}
-		now := time.Now()
-		wait.Update(status, engines)
-		last = status
-		if !now.Before(deadline) {
-			return snap, &timeoutError{what: what, after: timeout, last: last}
-		}
-		timer.Reset(min(s.o.PollInterval, time.Until(deadline)))
+		r := cond(snap)
+		return progress.Look{Done: r.done, Status: r.status, Engines: progress.Engines(s.vol, snap.engines), Fail: r.fail}, nil
+	})
+	switch {
+	case err == nil:
+		return snap, nil
+	case isNotFound(err):
+		return nil, err
+	case errors.Is(err, progress.ErrTimedOut):
+		return snap, &timeoutError{what: what, after: timeout, last: last}
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, &timeoutError{what: what, after: time.Since(start).Round(time.Second), last: last}
+	case errors.Is(err, context.Canceled):
+		return nil, errInterrupted
 	}
+	return snap, err // cond's fail
 }
 
 func isNotFound(err error) bool {
