@@ -10,9 +10,8 @@ import (
 // Longhorn leaves a volume once a repair, a confirm or a rollback is done:
 // exactly one Engine CR, active, running on node, which is also the
 // volume's spec.nodeID and status.currentNodeID; no migration left; at least
-// one replica, and every replica active and serving that engine; from 1.5 a
-// satisfied attachment ticket on node (without one Longhorn detaches the
-// volume). engine is the one Engine CR when there is exactly one; missing
+// one replica, and every replica active and serving that engine; from 1.5,
+// when the volume has attachment tickets, a satisfied one on node. engine is the one Engine CR when there is exactly one; missing
 // is empty when the volume is settled.
 func Settled(st *longhorn.State, vol, node string) (engine string, missing []string) {
 	miss := func(format string, args ...any) { missing = append(missing, fmt.Sprintf(format, args...)) }
@@ -66,24 +65,28 @@ func Settled(st *longhorn.State, vol, node string) (engine string, missing []str
 		miss("%d engine CRs: %v", len(engines), names)
 	}
 	if st.Version.HasVolumeAttachments() && !ticketSatisfied(st, vol, node) {
+		// A volume read without tickets (a state written by hand, a bundle
+		// without VolumeAttachments) is not judged on them, as fix never was.
 		miss("no satisfied attachment ticket on %s", node)
 	}
 	return engine, missing
 }
 
 // ticketSatisfied: an attachment ticket of vol on node is satisfied, of any
-// attacher (the csi-attacher's, or the UI's).
+// attacher (the csi-attacher's, or the UI's), or vol has no ticket at all.
 func ticketSatisfied(st *longhorn.State, vol, node string) bool {
+	seen := false
 	for i := range st.VolumeAttachments {
 		va := &st.VolumeAttachments[i]
 		if longhorn.VolumeOf(va) != vol {
 			continue
 		}
 		for id, t := range va.Spec.AttachmentTickets {
+			seen = true
 			if t.NodeID == node && va.Satisfied(id) {
 				return true
 			}
 		}
 	}
-	return false
+	return !seen
 }
