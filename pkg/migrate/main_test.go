@@ -108,11 +108,7 @@ func (e *env) expectSettled(vol, node string) {
 // va reads the volume's longhorn.io VolumeAttachment.
 func (e *env) va(vol string) *longhorn.VolumeAttachment {
 	e.T.Helper()
-	va := &longhorn.VolumeAttachment{}
-	if err := testenv.FromUnstructured(e.Get(longhorn.VolumeAttachments, vol), va); err != nil {
-		e.T.Fatal(err)
-	}
-	return va
+	return testenv.Decode[longhorn.VolumeAttachment](e.T, e.Get(longhorn.VolumeAttachments, vol))
 }
 
 // resourceVersions maps kind/name to resourceVersion for every Longhorn
