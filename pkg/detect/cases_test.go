@@ -226,6 +226,15 @@ func (s *scenario) withEngine(name, node string, age time.Duration, id string, a
 	s.st.Replicas = append(s.st.Replicas, replica(s.vol, r1, nodeA, name, active), replica(s.vol, r2, nodeC, name, active))
 }
 
+// withThird adds the volume's third engine, s.extra: active, running on
+// node, created age before t0, with RW replicas rw. It returns the engine
+// in the state, for the caller to change further.
+func (s *scenario) withThird(node string, age time.Duration, rw ...string) *longhorn.Engine {
+	s.extra = engineName(s.vc, s.vol, 2)
+	s.st.Engines = append(s.st.Engines, engine(s.vc, s.vol, s.extra, node, age, rw...))
+	return s.engine(s.extra)
+}
+
 // migrating: healthy plus a live migration to B that has not been confirmed:
 // spec.migrationNodeID=B, a second (inactive, running) engine on B and
 // inactive clone replicas for it.
