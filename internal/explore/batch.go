@@ -304,8 +304,7 @@ func runFix(ctx context.Context, w *World, vol string, after int) fixOut {
 		return fixOut{code: -1, text: err.Error()}
 	}
 	defer os.RemoveAll(dir)
-	r := clitest.RunWithHooks(runCtx, w.Kubeconfig(), strings.NewReader(""), hooks,
-		"fix", vol, "-n", w.NS, "--yes", "--wait=false", "--backup-dir", dir)
+	r := clitest.New(nil, w.Kubeconfig()).Hooks(hooks).Run(runCtx, "fix", vol, "-n", w.NS, "--yes", "--wait=false", "--backup-dir", dir)
 	return fixOut{code: r.Code, text: r.String()}
 }
 
@@ -316,7 +315,7 @@ func runVerifiedFix(ctx context.Context, w *World, vol string, timeout time.Dura
 		return fixOut{code: -1, text: err.Error()}
 	}
 	defer os.RemoveAll(dir)
-	r := clitest.Run(ctx, w.Kubeconfig(), "fix", vol, "-n", w.NS, "--yes", "--timeout", timeout.String(), "--backup-dir", dir)
+	r := clitest.New(nil, w.Kubeconfig()).Run(ctx, "fix", vol, "-n", w.NS, "--yes", "--timeout", timeout.String(), "--backup-dir", dir)
 	return fixOut{code: r.Code, text: r.String()}
 }
 

@@ -2,7 +2,6 @@ package explore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -194,7 +193,7 @@ func (w *World) watchDeletions(ctx context.Context) error {
 				continue
 			}
 			var r longhorn.Replica
-			if data, err := json.Marshal(u.Object); err != nil || json.Unmarshal(data, &r) != nil {
+			if testenv.FromUnstructured(u, &r) != nil {
 				continue
 			}
 			w.mu.Lock()

@@ -123,10 +123,7 @@ func TestOrphanProcess(t *testing.T) {
 		}
 		listed := func() bool {
 			u := e.Get(longhorn.InstanceManagers, im)
-			imo := &longhorn.InstanceManager{}
-			if err := testenv.FromUnstructured(u, imo); err != nil {
-				t.Fatal(err)
-			}
+			imo := testenv.Decode[longhorn.InstanceManager](t, u)
 			return contains(imo.EngineProcessNames(), old)
 		}
 		e.Await("orphan listed in "+im, listed)

@@ -3,7 +3,6 @@ package realtest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -198,7 +197,7 @@ func (e *env) watchDeletions() {
 				}
 				last[u.GetName()] = u
 				var r longhorn.Replica
-				if err := fromU(u, &r); err == nil {
+				if err := testenv.FromUnstructured(u, &r); err == nil {
 					e.mu.Lock()
 					e.deleted = append(e.deleted, r)
 					e.mu.Unlock()
@@ -272,14 +271,6 @@ func (e *env) pluginVia(kubeconfig string, args ...string) (stdout, stderr strin
 		code = ee.ExitCode()
 	}
 	return out.String(), errb.String(), code
-}
-
-func fromU(u *unstructured.Unstructured, into any) error {
-	data, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, into)
 }
 
 func tailLines(s string, n int) string {

@@ -53,14 +53,11 @@ func (e *env) migrate(args ...string) (stdout, stderr string, code int) {
 // csiTicketsOn lists the nodes of vol's csi tickets (1.5+).
 func (e *env) csiTicketsOn(vol string) []string {
 	e.t.Helper()
-	va := &longhorn.VolumeAttachment{}
 	u, err := e.c.Dynamic().Resource(longhorn.VolumeAttachments.GVR()).Namespace(e.ns).Get(e.ctx, vol, metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := fromU(u, va); err != nil {
-		e.t.Fatal(err)
-	}
+	va := testenv.Decode[longhorn.VolumeAttachment](e.t, u)
 	var nodes []string
 	for _, tk := range va.CSITickets() {
 		nodes = append(nodes, tk.NodeID)
@@ -170,7 +167,7 @@ func TestMigrateOnLonghorn(t *testing.T) {
 						t.Fatal(err)
 					}
 					va := &longhorn.VolumeAttachment{}
-					return fromU(u, va) == nil && va.Satisfied("snapshot-controller-snap-1")
+					return testenv.FromUnstructured(u, va) == nil && va.Satisfied("snapshot-controller-snap-1")
 				})
 				before := e.writtenByPlugin(vol)
 				out, errOut, code := e.plugin("migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)

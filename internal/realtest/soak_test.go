@@ -25,6 +25,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/kubeserver"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhreal"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -840,13 +841,13 @@ func (e *env) watchEngines() *engineWatch {
 	}
 	engines := watch(longhorn.Engines, func(u *unstructured.Unstructured, gone bool) {
 		var en longhorn.Engine
-		if fromU(u, &en) == nil {
+		if testenv.FromUnstructured(u, &en) == nil {
 			w.setEngine(en.Spec.VolumeName, en.Name, !gone, !gone && en.Spec.Active && en.DeletionTimestamp == nil)
 		}
 	})
 	replicas := watch(longhorn.Replicas, func(u *unstructured.Unstructured, gone bool) {
 		var r longhorn.Replica
-		if fromU(u, &r) == nil {
+		if testenv.FromUnstructured(u, &r) == nil {
 			live := !gone && r.Spec.Active && r.DeletionTimestamp == nil
 			w.setReplica(r.Spec.VolumeName, r.Name, r.Spec.EngineName, live)
 		}

@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"encoding/json"
+	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,8 +62,22 @@ func (e *Env) Delete(r longhorn.Resource, name string) {
 	}
 }
 
+// Decode is an object read through a dynamic client in its typed form T
+// (longhorn.Volume, ...); an object that does not decode fails the test.
+func Decode[T any](t testing.TB, u *unstructured.Unstructured) *T {
+	t.Helper()
+	out := new(T)
+	if err := FromUnstructured(u, out); err != nil {
+		t.Fatalf("decode %s %s into %T: %v", u.GetKind(), u.GetName(), out, err)
+	}
+	return out
+}
+
 // FromUnstructured decodes an object read through a dynamic client into its
-// typed form (longhorn.Volume, ...) through JSON, as the plugin reads it.
+// typed form (longhorn.Volume, ...) through JSON, as the plugin reads it:
+// the typed model keeps raw JSON for some fields, which the reflection
+// converter (runtime.DefaultUnstructuredConverter) does not handle. It is
+// Decode for code that must not fail the test: watches, polls, goroutines.
 func FromUnstructured(u *unstructured.Unstructured, into any) error {
 	b, err := json.Marshal(u.Object)
 	if err != nil {

@@ -57,7 +57,7 @@ func FuzzCommandsEscape(f *testing.F) {
 					args = args[:len(args)-1] // preflight never colours
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				r := clitest.Run(ctx, "", args...)
+				r := clitest.New(t, "").Run(ctx, args...)
 				cancel()
 				out := r.Stdout + r.Stderr
 				// safetext's own rule, line by line (tabs are white space here)

@@ -475,10 +475,9 @@ func TestPendingCleanupThreshold(t *testing.T) {
 func TestPendingCleanupOldest(t *testing.T) {
 	s := pendingScenario(vcL14a, 3*time.Minute)
 	// Created last, deleted first: the age follows the deletion, not the creation.
-	third := engine(vcL14a, "vol", engineName(vcL14a, "vol", 2), nodeC, time.Minute)
 	ts := ago(20 * time.Minute)
+	third := s.withThird(nodeC, time.Minute)
 	third.DeletionTimestamp = &ts
-	s.st.Engines = append(s.st.Engines, third)
 	_, f := s.classify(t)
 	if f.Type != TypePendingCleanup || f.Age == nil || f.Age.Duration != 20*time.Minute || f.Severity != SeverityWarning {
 		t.Fatalf("got %s age %v severity %s", f.Type, f.Age, f.Severity)
@@ -618,8 +617,7 @@ func TestThreeActiveEngines(t *testing.T) {
 	for _, vc := range affectedVersions {
 		t.Run(vc.name, func(t *testing.T) {
 			s := stuck(vc, "vol")
-			c := engine(vc, "vol", engineName(vc, "vol", 2), nodeC, 2*time.Hour, "vol-r-aaaa0002")
-			s.st.Engines = append(s.st.Engines, c)
+			c := s.withThird(nodeC, 2*time.Hour, "vol-r-aaaa0002")
 			_, f := s.classify(t)
 			want := map[string]bool{s.engA: true, c.Name: true}
 			if f.Keep != s.engB || len(f.Stale) != 2 || !want[f.Stale[0]] || !want[f.Stale[1]] {
@@ -734,9 +732,7 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 				ts := ago(time.Minute)
 				s.engine(s.engB).DeletionTimestamp = &ts
 				// A second stale engine keeps two engines active.
-				c := engine(s.vc, s.vol, engineName(s.vc, s.vol, 2), nodeC, 2*time.Hour, "vol-r-aaaa0002")
-				s.extra = c.Name
-				s.st.Engines = append(s.st.Engines, c)
+				s.withThird(nodeC, 2*time.Hour, "vol-r-aaaa0002")
 			},
 			check:     chkSurvivor,
 			detailHas: "being deleted",
@@ -745,9 +741,7 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 			name: "survivor not active",
 			mutate: func(s *scenario) {
 				s.engine(s.engB).Spec.Active = false
-				c := engine(s.vc, s.vol, engineName(s.vc, s.vol, 2), nodeC, 2*time.Hour, "vol-r-aaaa0002")
-				s.extra = c.Name
-				s.st.Engines = append(s.st.Engines, c)
+				s.withThird(nodeC, 2*time.Hour, "vol-r-aaaa0002")
 			},
 			check:     chkSurvivor,
 			detailHas: "not active",
@@ -763,10 +757,7 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 		{
 			name: "an inactive third engine on the current node",
 			mutate: func(s *scenario) {
-				c := engine(s.vc, s.vol, engineName(s.vc, s.vol, 2), nodeB, time.Minute)
-				c.Spec.Active = false
-				s.extra = c.Name
-				s.st.Engines = append(s.st.Engines, c)
+				s.withThird(nodeB, time.Minute).Spec.Active = false
 			},
 			check:      chkSurvivor,
 			detailHas:  "2 engines",

@@ -277,7 +277,7 @@ func TestFamilyUpgradeMigrationDeadlock(t *testing.T) {
 func TestFamilyMigrationReplicaChurn(t *testing.T) {
 	s := migrating(vc110, "vol-ch")
 	for _, r := range s.replicasOf(s.engB) {
-		r.Spec.LastFailedAt = "2024-04-30T10:00:00Z"
+		r.Spec.LastFailedAt, r.Spec.HealthyAt = "2024-04-30T10:00:00Z", "" // failed, never healthy
 	}
 	f := expectFamily(t, s, TypeMigrationReplicaChurn, true, "get replicas.longhorn.io -l longhornvolume=vol-ch")
 	if !strings.Contains(f.Reason, "lastFailedAt") {

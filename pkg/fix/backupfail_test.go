@@ -37,7 +37,7 @@ func TestFixWritesNothingWithoutItsBackup(t *testing.T) {
 		var store *fullStore
 		full := func(next fix.BackupStore) fix.BackupStore { store = &fullStore{next: next, n: 1}; return store }
 		dir := filepath.Join(t.TempDir(), "backup")
-		res := runFixWith(t, ctx, fix.Hooks{BackupStore: full}, "vol-a", "vol-b", "--parallel", "1", "--yes", "--wait=false", "--backup-dir", dir)
+		res := cli(t, cluster.KubeconfigPath(), fix.Hooks{BackupStore: full}).Run(ctx, fixArgs("vol-a", "vol-b", "--parallel", "1", "--yes", "--wait=false", "--backup-dir", dir)...)
 		if res.Code != cmdutil.ExitNeedsAction {
 			t.Errorf("exit %d, want %d", res.Code, cmdutil.ExitNeedsAction)
 		}

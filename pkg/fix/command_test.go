@@ -186,7 +186,7 @@ func TestFixDryRunsChangeNothing(t *testing.T) {
 		ctx := reset(t)
 		create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 		stale := testenv.EngineName(testenv.L14a, "vol", 0)
-		res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(string) { touch(t, ctx, longhorn.Engines, stale) }}, "vol", "--dry-run=server")
+		res := cli(t, cluster.KubeconfigPath(), fix.Hooks{BeforeWrite: func(string) { touch(t, ctx, longhorn.Engines, stale) }}).Run(ctx, fixArgs("vol", "--dry-run=server")...)
 		if res.Code != cmdutil.ExitNeedsAction {
 			t.Errorf("exit %d", res.Code)
 		}
@@ -201,7 +201,7 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "backup")
 	// A piped "y" (echo y | ...) answers nothing, as for migrate: only a
 	// terminal is asked.
-	res := run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), fix.Hooks{}, withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
+	res := cli(t, cluster.KubeconfigPath(), fix.Hooks{}).Input(strings.NewReader("y\n")).Run(ctx, fixArgs("vol", "--backup-dir", dir)...)
 	if res.Code != cmdutil.ExitNeedsAction || strings.Contains(res.Stderr, "[y/N]") {
 		t.Errorf("piped y: want exit %d and no question: %s", cmdutil.ExitNeedsAction, res)
 	}
@@ -213,13 +213,13 @@ func TestFixNeedsATerminalOrYes(t *testing.T) {
 	// On a terminal, anything but y/yes declines; y applies.
 	terminal := fix.Hooks{Terminal: func(io.Reader) bool { return true }}
 	for _, answer := range []string{"", "n\n", "no\n", "yess\n"} {
-		res := run(ctx, cluster.KubeconfigPath(), strings.NewReader(answer), terminal, withTimeout([]string{"fix", "vol", "--backup-dir", dir})...)
+		res := cli(t, cluster.KubeconfigPath(), terminal).Input(strings.NewReader(answer)).Run(ctx, fixArgs("vol", "--backup-dir", dir)...)
 		if res.Code != cmdutil.ExitNeedsAction || !strings.Contains(res.Stderr, "[y/N]") || !strings.Contains(res.Stderr, "aborted: nothing was changed") {
 			t.Errorf("answer %q: %s", answer, res)
 		}
 	}
 	testenv.AssertUnchanged(t, before, versions(t, ctx))
-	res = run(ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), terminal, "fix", "vol", "--backup-dir", dir, "--wait=false")
+	res = cli(t, cluster.KubeconfigPath(), terminal).Input(strings.NewReader("y\n")).Run(ctx, "fix", "vol", "--backup-dir", dir, "--wait=false")
 	if res.Code != cmdutil.ExitOK || !strings.Contains(res.Stdout, "deactivated") {
 		t.Errorf("answer y: %s", res)
 	}
@@ -262,7 +262,7 @@ func TestFixSkipsWhatChangedAfterThePlan(t *testing.T) {
 			ctx := reset(t)
 			create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFixWith(t, ctx, fix.Hooks{AfterPlan: func() { tt.change(t, ctx) }}, "vol", "--yes", "--backup-dir", dir)
+			res := cli(t, cluster.KubeconfigPath(), fix.Hooks{AfterPlan: func() { tt.change(t, ctx) }}).Run(ctx, fixArgs("vol", "--yes", "--backup-dir", dir)...)
 			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}
@@ -293,7 +293,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 				}
 			}
 			dir := filepath.Join(t.TempDir(), "backup")
-			res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: touchStale}, "vol", "--yes", "--backup-dir", dir)
+			res := cli(t, cluster.KubeconfigPath(), fix.Hooks{BeforeWrite: touchStale}).Run(ctx, fixArgs("vol", "--yes", "--backup-dir", dir)...)
 			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}
@@ -327,7 +327,7 @@ func TestFixWriteRefusedByTheServer(t *testing.T) {
 					touch(t, ctx, longhorn.Replicas, name)
 				}
 			}
-			res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: touchFirst}, "vol", "--yes", "--backup-dir", t.TempDir())
+			res := cli(t, cluster.KubeconfigPath(), fix.Hooks{BeforeWrite: touchFirst}).Run(ctx, fixArgs("vol", "--yes", "--backup-dir", t.TempDir())...)
 			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}

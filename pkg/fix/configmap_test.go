@@ -57,7 +57,7 @@ func TestFixBackupToConfigMap(t *testing.T) {
 	rec := &configMapRecorder{t: t, ctx: ctx, engine: stale}
 	dir := filepath.Join(t.TempDir(), "backup")
 
-	res := runFixWith(t, ctx, fix.Hooks{ConfigMaps: rec}, "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap")
+	res := cli(t, cluster.KubeconfigPath(), fix.Hooks{ConfigMaps: rec}).Run(ctx, fixArgs("vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap")...)
 	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}
@@ -108,8 +108,7 @@ func TestFixBackupToConfigMapFailsBeforeTheWrite(t *testing.T) {
 	create(t, ctx, testenv.TwoActiveEngines(testenv.L14a, "vol"))
 	before := versions(t, ctx)
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := run(ctx, cluster.KubeconfigPath(), nil, fix.Hooks{}, withTimeout([]string{"fix", "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap"})...)
-	t.Log(res)
+	res := runFix(t, ctx, "vol", "--yes", "--wait=false", "--backup-dir", dir, "--backup-to", "configmap")
 	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}

@@ -1,10 +1,6 @@
 package fix
 
 import (
-	"encoding/json"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -12,17 +8,6 @@ import (
 // Exported for the command tests in package fix_test, which run the real
 // command tree (pkg/cmd imports this package, so they cannot live here).
 var Restorable = restorable
-
-// FromUnstructured decodes an object into a typed model through JSON, as
-// the API server sends it: the model keeps raw JSON for some fields, which
-// the reflection converter does not handle.
-func FromUnstructured(u *unstructured.Unstructured, into any) error {
-	b, err := json.Marshal(u.Object)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
-}
 
 // RandomObjects draws a random #6642-like state (see gen_test.go).
 var RandomObjects = randomObjects

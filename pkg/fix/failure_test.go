@@ -63,7 +63,7 @@ func TestFixStopsOnInvertedFlags(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := runFixWith(t, ctx, fix.Hooks{AfterWrite: invert}, "--all", "--yes", "--backup-dir", dir, "--timeout", "30s")
+	res := cli(t, cluster.KubeconfigPath(), fix.Hooks{AfterWrite: invert}).Run(ctx, fixArgs("--all", "--yes", "--backup-dir", dir, "--timeout", "30s")...)
 	if res.Code != cmdutil.ExitAttention {
 		t.Errorf("exit %d, want %d", res.Code, cmdutil.ExitAttention)
 	}
@@ -159,8 +159,7 @@ func TestFixServerGoneMidway(t *testing.T) {
 				h.BeforeWrite = func(string) { p.close() }
 			}
 			dir := filepath.Join(t.TempDir(), "backup")
-			res := run(ctx, kc, nil, h, withTimeout([]string{"fix", "vol", "--yes", "--backup-dir", dir})...)
-			t.Log(res)
+			res := cli(t, kc, h).Run(ctx, fixArgs("vol", "--yes", "--backup-dir", dir)...)
 			if res.Code != cmdutil.ExitNeedsAction {
 				t.Errorf("exit %d", res.Code)
 			}
@@ -343,7 +342,7 @@ func TestFixPropertyOverGeneratedStates(t *testing.T) {
 				}
 				requestedAfter[vol] = versionsOfEngines(t, ctx, vol)
 			}
-			res := runFixWith(t, ctx, fix.Hooks{AfterWrite: request}, "--all", "--yes", "--wait=false", "--backup-dir", t.TempDir())
+			res := cli(t, cluster.KubeconfigPath(), fix.Hooks{AfterWrite: request}).Run(ctx, fixArgs("--all", "--yes", "--wait=false", "--backup-dir", t.TempDir())...)
 			if res.Code == cmdutil.ExitNoCheck || res.Code == cmdutil.ExitAttention {
 				t.Fatalf("exit %d", res.Code)
 			}

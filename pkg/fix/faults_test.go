@@ -20,19 +20,6 @@ import (
 // writes. A write is sent at most once; when its answer is lost, fix reads
 // the engine back and reports (and logs) what the server holds.
 
-func runFixVia(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {
-	t.Helper()
-	return runFixViaWith(t, ctx, kubeconfig, fix.Hooks{}, args...)
-}
-
-// runFixViaWith is runFixVia with hooks.
-func runFixViaWith(t *testing.T, ctx context.Context, kubeconfig string, h fix.Hooks, args ...string) clitest.Result {
-	t.Helper()
-	res := run(ctx, kubeconfig, nil, h, withTimeout(append([]string{"fix"}, args...))...)
-	t.Logf("fix %s\n%s", strings.Join(args, " "), res)
-	return res
-}
-
 // fixUnderFault runs fix args through the proxy p with rule as its only
 // fault (its log cleared) and a backup folder of its own, which it
 // returns; the run must end with code.
@@ -42,7 +29,7 @@ func fixUnderFault(t *testing.T, ctx context.Context, p *faultproxy.Proxy, kc st
 	p.ResetLog()
 	p.Add(rule)
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := runFixVia(t, ctx, kc, append(args, "--backup-dir", dir)...)
+	res := cli(t, kc, fix.Hooks{}).Run(ctx, fixArgs(append(args, "--backup-dir", dir)...)...)
 	if res.Code != code {
 		t.Errorf("exit %d, want %d", res.Code, code)
 	}

@@ -2,7 +2,6 @@ package fix_test
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -29,16 +28,13 @@ func TestMain(m *testing.M) { testcluster.Main(m, &cluster) }
 // cluster.
 const verifyPoll = 50 * time.Millisecond
 
-// run runs the real command tree with kubeconfig, stdin in (nil: empty, not
-// a terminal) and the hooks h of this run.
-func run(ctx context.Context, kubeconfig string, in io.Reader, h fix.Hooks, args ...string) clitest.Result {
+// cli is the plugin's command line against kubeconfig with fix's hooks h,
+// whose verification polls every verifyPoll unless h says otherwise.
+func cli(t testing.TB, kubeconfig string, h fix.Hooks) clitest.Runner {
 	if h.PollInterval == 0 {
 		h.PollInterval = verifyPoll
 	}
-	if in == nil {
-		in = strings.NewReader("")
-	}
-	return clitest.RunWithHooks(ctx, kubeconfig, in, cmd.Hooks{Fix: h}, args...)
+	return clitest.New(t, kubeconfig).Hooks(cmd.Hooks{Fix: h})
 }
 
 // reset empties the namespace.
@@ -55,18 +51,9 @@ func create(t *testing.T, ctx context.Context, o *testenv.Objects) {
 }
 
 // runFix runs `kubectl longhorn-engines fix args...` through the real
-// command tree against the test cluster.
+// command tree against the test cluster, with a short --timeout (fixArgs).
 func runFix(t *testing.T, ctx context.Context, args ...string) clitest.Result {
-	t.Helper()
-	return runFixWith(t, ctx, fix.Hooks{}, args...)
-}
-
-// runFixWith is runFix with hooks.
-func runFixWith(t *testing.T, ctx context.Context, h fix.Hooks, args ...string) clitest.Result {
-	t.Helper()
-	res := run(ctx, cluster.KubeconfigPath(), nil, h, withTimeout(append([]string{"fix"}, args...))...)
-	t.Logf("fix %s\n%s", strings.Join(args, " "), res)
-	return res
+	return cli(t, cluster.KubeconfigPath(), fix.Hooks{}).Run(ctx, fixArgs(args...)...)
 }
 
 func ri(r longhorn.Resource) interface {
@@ -111,10 +98,12 @@ var (
 	noFile   = testenv.NoFile
 )
 
-// withTimeout adds a short --timeout unless one is given: without a
-// controller nothing ever verifies, so a regression that writes when it
-// should not fails in seconds instead of waiting the default 5 minutes.
-func withTimeout(args []string) []string {
+// fixArgs is the command line `fix args...` with a short --timeout unless
+// args give one: without a controller nothing ever verifies, so a
+// regression that writes when it should not fails in seconds instead of
+// waiting the default 5 minutes.
+func fixArgs(args ...string) []string {
+	args = append([]string{"fix"}, args...)
 	for _, a := range args {
 		if strings.HasPrefix(a, "--timeout") {
 			return args

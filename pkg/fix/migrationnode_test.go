@@ -124,8 +124,8 @@ func TestFixStaleMigrationNodeIDRefused(t *testing.T) {
 func TestFixStaleMigrationNodeIDConflict(t *testing.T) {
 	ctx := reset(t)
 	create(t, ctx, testenv.StaleMigrationNodeID(v153, "vol"))
-	res := runFixWith(t, ctx, fix.Hooks{BeforeWrite: func(name string) { touch(t, ctx, longhorn.Volumes, name) }},
-		"vol", "--yes", "--backup-dir", t.TempDir())
+	res := cli(t, cluster.KubeconfigPath(), fix.Hooks{BeforeWrite: func(name string) { touch(t, ctx, longhorn.Volumes, name) }}).
+		Run(ctx, fixArgs("vol", "--yes", "--backup-dir", t.TempDir())...)
 	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}

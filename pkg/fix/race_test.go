@@ -115,7 +115,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 						n++
 					}
 				}
-				res := e.fixWith(h, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "3s")
+				res := e.fix(h, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "3s")
 				if !fired {
 					t.Fatalf("the migration request never landed (%d writes): %s", n, res)
 				}
@@ -157,7 +157,7 @@ func TestMigrationRequestRacingTheRepair(t *testing.T) {
 					return v.Spec.MigrationNodeID != nodeC
 				})
 				if p.after != -2 {
-					again := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "again"), "--timeout", "60s")
+					again := e.fix(fix.Hooks{}, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "again"), "--timeout", "60s")
 					if again.Code != cmdutil.ExitOK {
 						t.Fatalf("second run: exit %d", again.Code)
 					}
@@ -205,10 +205,10 @@ func TestFixRepairsTheHandDeletedEngine(t *testing.T) {
 		e.Await("start fails", func() bool {
 			return strings.Contains(e.Sim.LastSyncError(vol), "no healthy or scheduled replica for starting")
 		})
-		scan := clitestRun(e, "scan", vol, "-n", e.NS)
+		scan := clitest.New(t, cluster.KubeconfigPath()).Run(e.Ctx, "scan", vol, "-n", e.NS)
 		testenv.Contains(t, "scan", scan.Stdout, "DanglingReplicas", "set-replicas")
 
-		res := e.fix(vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
+		res := e.fix(fix.Hooks{}, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"), "--timeout", "60s")
 		if res.Code != cmdutil.ExitOK {
 			t.Fatalf("exit %d", res.Code)
 		}
@@ -233,7 +233,7 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 			o := testenv.EngineOn(es, testenv.NodeA)
 			return o != nil && o.DeletionTimestamp != nil
 		})
-		res := e.fix(vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
+		res := e.fix(fix.Hooks{}, vol, "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
 		if res.Code != cmdutil.ExitOK {
 			t.Fatalf("exit %d", res.Code)
 		}
@@ -249,12 +249,4 @@ func TestFixSetsFlagsBeforePendingCleanupEnds(t *testing.T) {
 		}
 		e.ExpectNoDataLoss(vol)
 	})
-}
-
-// clitestRun runs any command of the plugin against the test server.
-func clitestRun(e *simEnv, args ...string) clitest.Result {
-	e.T.Helper()
-	res := run(e.Ctx, cluster.KubeconfigPath(), nil, fix.Hooks{}, args...)
-	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
 }

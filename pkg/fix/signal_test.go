@@ -95,8 +95,7 @@ func TestFixSignalAtEveryStep(t *testing.T) {
 					args = append(args, "--wait=false")
 				}
 				step.at(deliver, &h)
-				res := run(runCtx, cluster.KubeconfigPath(), in, h, withTimeout(append([]string{"fix"}, args...))...)
-				t.Logf("%s", res)
+				res := cli(t, cluster.KubeconfigPath(), h).Input(in).Run(runCtx, fixArgs(args...)...)
 				if res.Code != want {
 					t.Errorf("exit %d, want %d", res.Code, want)
 				}

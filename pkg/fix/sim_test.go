@@ -29,19 +29,9 @@ func newSim(t *testing.T, version string) *simEnv {
 	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("fix-sim"), version, 4*time.Minute, simWait)}
 }
 
-// fix runs the real command in the simulator's namespace.
-func (e *simEnv) fix(args ...string) clitest.Result {
-	e.T.Helper()
-	return e.fixWith(fix.Hooks{}, args...)
-}
-
-// fixWith is fix with hooks.
-func (e *simEnv) fixWith(h fix.Hooks, args ...string) clitest.Result {
-	e.T.Helper()
-	args = append([]string{"fix", "-n", e.NS}, args...)
-	res := run(e.Ctx, cluster.KubeconfigPath(), nil, h, args...)
-	e.T.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
+// fix runs `fix args...` with the hooks h in the simulator's namespace.
+func (e *simEnv) fix(h fix.Hooks, args ...string) clitest.Result {
+	return cli(e.T, cluster.KubeconfigPath(), h).Run(e.Ctx, append([]string{"fix", "-n", e.NS}, args...)...)
 }
 
 // produceBug is the seed sequence: attach on node-a, migrate to node-b,
@@ -101,7 +91,7 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 			old, mig := e.produceBug(vol)
 			dir := filepath.Join(t.TempDir(), "backup")
 
-			res := e.fix(vol, "--yes", "--strategy", tc.strategy, "--backup-dir", dir, "--timeout", "60s")
+			res := e.fix(fix.Hooks{}, vol, "--yes", "--strategy", tc.strategy, "--backup-dir", dir, "--timeout", "60s")
 			if res.Code != cmdutil.ExitOK {
 				t.Fatalf("exit %d", res.Code)
 			}
@@ -118,12 +108,12 @@ func TestFixRepairsTheSeedBug(t *testing.T) {
 			// Idempotent: a second run finds nothing to do and writes nothing.
 			dir2 := filepath.Join(t.TempDir(), "again")
 			_, es0, _ := e.State(vol)
-			again := e.fix(vol, "--yes", "--backup-dir", dir2)
+			again := e.fix(fix.Hooks{}, vol, "--yes", "--backup-dir", dir2)
 			if again.Code != cmdutil.ExitOK || !strings.Contains(again.Stdout, `volume.longhorn.io "vol-bug" healthy: nothing to do`) {
 				t.Errorf("second run: %s", again)
 			}
 			noFile(t, dir2)
-			all := e.fix("--all", "--yes", "--backup-dir", dir2)
+			all := e.fix(fix.Hooks{}, "--all", "--yes", "--backup-dir", dir2)
 			if all.Code != cmdutil.ExitOK || strings.Contains(all.Stdout, "deactivated") || strings.Contains(all.Stdout, "deleted") {
 				t.Errorf("--all after the repair: %s", all)
 			}
@@ -155,7 +145,7 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 				return v.ResourceVersion != v0.ResourceVersion || len(es) == 1
 			})
 		}
-		res := e.fixWithHook(hook, vol, "--yes", "--backup-dir", t.TempDir())
+		res := e.fix(fix.Hooks{AfterPlan: hook}, vol, "--yes", "--backup-dir", t.TempDir())
 		if res.Code != cmdutil.ExitNeedsAction {
 			t.Errorf("exit %d", res.Code)
 		}
@@ -167,12 +157,6 @@ func TestFixSkipsWhenTheSimulatorMovesTheVolume(t *testing.T) {
 	})
 }
 
-// fixWithHook runs fix with an AfterPlan hook.
-func (e *simEnv) fixWithHook(hook func(), args ...string) clitest.Result {
-	e.T.Helper()
-	return e.fixWith(fix.Hooks{AfterPlan: hook}, args...)
-}
-
 // A verification that cannot finish (the old engine's finalizer never goes)
 // times out with the last state and exit 1; the change is recorded.
 func TestFixTimesOutWhenLonghornCannotFinish(t *testing.T) {
@@ -182,7 +166,7 @@ func TestFixTimesOutWhenLonghornCannotFinish(t *testing.T) {
 	old, _ := e.produceBug(vol)
 	e.Sim.Inject(lhsim.Fault{Kind: lhsim.FinalizerStuck, Volume: vol, Engine: old})
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := e.fix(vol, "--yes", "--backup-dir", dir, "--timeout", "2s")
+	res := e.fix(fix.Hooks{}, vol, "--yes", "--backup-dir", dir, "--timeout", "2s")
 	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}
@@ -208,7 +192,7 @@ func TestFixAllInParallel(t *testing.T) {
 	}
 	e.WaitFor("vol-3 attached", "vol-3", testenv.Settled(testenv.NodeA))
 
-	res := e.fix("--all", "--yes", "--parallel", "2", "--backup-dir", t.TempDir(), "--timeout", "60s")
+	res := e.fix(fix.Hooks{}, "--all", "--yes", "--parallel", "2", "--backup-dir", t.TempDir(), "--timeout", "60s")
 	if res.Code != cmdutil.ExitOK {
 		t.Fatalf("exit %d", res.Code)
 	}

@@ -2,7 +2,6 @@ package fix_test
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/faultproxy"
@@ -35,8 +34,7 @@ func TestFixVerifiesUnderFaults(t *testing.T) {
 			}
 			args := []string{"fix", "-n", e.NS, vol, "--yes", "--backup-dir", filepath.Join(t.TempDir(), "backup"),
 				"--timeout", "60s", "--request-timeout", "20s"}
-			res := run(e.Ctx, kc, nil, fix.Hooks{}, args...)
-			t.Logf("%s\n%s", strings.Join(args, " "), res)
+			res := cli(t, kc, fix.Hooks{}).Run(e.Ctx, args...)
 			if res.Code != cmdutil.ExitOK {
 				t.Fatalf("exit %d, want 0", res.Code)
 			}

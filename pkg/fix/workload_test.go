@@ -65,7 +65,7 @@ func TestRecheckRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 		p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond, Body: podList(t, launcherPod("virt-launcher-vm1-abcde", testenv.NodeA))})
 	}
 	dir := filepath.Join(t.TempDir(), "backup")
-	res := runFixViaWith(t, ctx, kc, fix.Hooks{AfterPlan: placePod}, "vol-a", "--yes", "--wait=false", "--backup-dir", dir)
+	res := cli(t, kc, fix.Hooks{AfterPlan: placePod}).Run(ctx, fixArgs("vol-a", "--yes", "--wait=false", "--backup-dir", dir)...)
 	if res.Code == 0 {
 		t.Errorf("exit 0 for a repair that was stopped")
 	}
@@ -94,7 +94,7 @@ func TestPlanRefusesWhenTheWorkloadRunsElsewhere(t *testing.T) {
 	p, kc, ctx, before := vmVolume(t)
 	p.Add(faultproxy.Rule{Verb: "list", Resource: "pods", Fault: faultproxy.Respond,
 		Body: podList(t, launcherPod("virt-launcher-vm1-abcde", testenv.NodeA), launcherPod("virt-launcher-vm1-fghij", testenv.NodeB))})
-	res := runFixVia(t, ctx, kc, "vol-a", "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))
+	res := cli(t, kc, fix.Hooks{}).Run(ctx, fixArgs("vol-a", "--yes", "--wait=false", "--backup-dir", filepath.Join(t.TempDir(), "backup"))...)
 	want := "a VM live migration of VMI default/vm1 is in flight (virt-launcher pods on node-a and node-b): not a repair; wait for it to finish"
 	if !strings.Contains(res.Stdout+res.Stderr, want) {
 		t.Errorf("the refusal does not say a VM migration is in flight (%q)", want)

@@ -32,7 +32,7 @@ func TestGuardFlags(t *testing.T) {
 		{[]string{"fix", "--all", "--settle", "1m"}, "error: --for and --settle need --watch"},
 		{[]string{"fix", "vol", "--metrics-bind-address", ":8080"}, "error: --metrics-bind-address needs --watch"},
 	} {
-		res := runCmd(t, ctx, cluster.KubeconfigPath(), tc.args...)
+		res := cli(t, cluster.KubeconfigPath()).Run(ctx, tc.args...)
 		if res.Code != cmdutil.ExitNoCheck || res.Stdout != "" || strings.Count(res.Stderr, "\n") != 1 || !strings.HasPrefix(res.Stderr, tc.want) {
 			t.Errorf("%v: want exit 2 and one line %q:\n%s", tc.args, tc.want, res)
 		}
@@ -51,7 +51,7 @@ func TestGuardMetricsAddressInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "--yes", "-n", e.NS, "--settle", settle.String(),
+	res := cli(t, cluster.KubeconfigPath()).Run(e.Ctx, "fix", "--watch", "--yes", "-n", e.NS, "--settle", settle.String(),
 		"--backup-dir", t.TempDir(), "--metrics-bind-address", ln.Addr().String())
 	lines := strings.Split(strings.TrimRight(res.Stderr, "\n"), "\n")
 	if last := lines[len(lines)-1]; res.Code != cmdutil.ExitNoCheck || !strings.HasPrefix(last, "error: --metrics-bind-address "+ln.Addr().String()+": ") ||
@@ -68,7 +68,7 @@ func TestGuardUnknownVolume(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
 	e.CreateAttached("vol-1")
-	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "--dry-run=client", "-n", e.NS, "vol-1", "vol-typo")
+	res := cli(t, cluster.KubeconfigPath()).Run(e.Ctx, "fix", "--watch", "--dry-run=client", "-n", e.NS, "vol-1", "vol-typo")
 	if res.Code != cmdutil.ExitNoCheck || !strings.HasSuffix(res.Stderr, "error: volume \"vol-typo\" not found in namespace \""+e.NS+"\"\n") {
 		t.Errorf("want exit 2 and the unknown volume named:\n%s", res)
 	}

@@ -248,7 +248,7 @@ func TestGuardDryRun(t *testing.T) {
 func TestGuardNeedsYesWithoutTerminal(t *testing.T) {
 	t.Parallel()
 	e := newSim(t, "v1.4.3", "")
-	res := runCmd(t, e.Ctx, cluster.KubeconfigPath(), "fix", "--watch", "-n", e.NS)
+	res := cli(t, cluster.KubeconfigPath()).Run(e.Ctx, "fix", "--watch", "-n", e.NS)
 	if res.Code != cmdutil.ExitNeedsAction {
 		t.Errorf("exit %d", res.Code)
 	}

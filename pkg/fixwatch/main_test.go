@@ -41,9 +41,9 @@ var hooks = fixwatch.Hooks{
 	PollInterval: 50 * time.Millisecond,
 }
 
-// run runs the real command tree with the hooks.
-func run(ctx context.Context, kubeconfig string, args ...string) clitest.Result {
-	return clitest.RunWithHooks(ctx, kubeconfig, strings.NewReader(""), cmd.Hooks{Guard: hooks}, args...)
+// cli is the plugin's command line against kubeconfig with the hooks.
+func cli(t testing.TB, kubeconfig string) clitest.Runner {
+	return clitest.New(t, kubeconfig).Hooks(cmd.Hooks{Guard: hooks})
 }
 
 const (
@@ -159,7 +159,6 @@ type guardRun struct {
 	done   chan struct{}
 	res    clitest.Result
 	start  time.Time
-	args   []string
 }
 
 // startGuard runs `kubectl longhorn-engines fix --watch -n ns args...` with
@@ -178,10 +177,10 @@ func startCommand(t *testing.T, ctx context.Context, kubeconfig, ns string, full
 	watches0 := l.watches
 	l.mu.Unlock()
 	runCtx, cancel := context.WithCancel(ctx)
-	r := &guardRun{t: t, ns: ns, l: l, cancel: cancel, done: make(chan struct{}), start: time.Now(), args: full}
+	r := &guardRun{t: t, ns: ns, l: l, cancel: cancel, done: make(chan struct{}), start: time.Now()}
 	go func() {
 		defer close(r.done)
-		r.res = run(runCtx, kubeconfig, full...)
+		r.res = cli(t, kubeconfig).Run(runCtx, full...)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -207,7 +206,6 @@ func (r *guardRun) wait() clitest.Result {
 	case <-time.After(simWait):
 		r.t.Fatal("the guard did not end")
 	}
-	r.t.Logf("%s (%s)\n%s", strings.Join(r.args, " "), time.Since(r.start).Round(time.Millisecond), r.res)
 	return r.res
 }
 
@@ -324,14 +322,6 @@ func lacks(t *testing.T, what, text string, subs ...string) {
 			t.Errorf("%s contains %q", what, s)
 		}
 	}
-}
-
-// runCmd runs one command to its end.
-func runCmd(t *testing.T, ctx context.Context, kubeconfig string, args ...string) clitest.Result {
-	t.Helper()
-	res := run(ctx, kubeconfig, args...)
-	t.Logf("%s\n%s", strings.Join(args, " "), res)
-	return res
 }
 
 // --- simulator ---

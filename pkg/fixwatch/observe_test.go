@@ -120,7 +120,7 @@ func TestGuardMetricsAndEvents(t *testing.T) {
 	}
 	testenv.Contains(t, "kubectl events", kev, "RepairApplied", "RepairVerified")
 	// The plugin's describe shows them too.
-	res := runCmd(t, e.Ctx, full.KubeconfigPath(), "describe", vol, "-n", ns)
+	res := cli(t, full.KubeconfigPath()).Run(e.Ctx, "describe", vol, "-n", ns)
 	testenv.Contains(t, "describe", res.Stdout, "Events:", "RepairApplied", "RepairVerified", volevents.Controller)
 
 	res = g.stop()
@@ -209,7 +209,7 @@ func TestOneShotFixRecordsItsVerification(t *testing.T) {
 	ns := kubeserver.Namespace
 	vol := "vol-fixed-once"
 	_, mig := e.produceBug(vol)
-	res := runCmd(t, e.Ctx, full.KubeconfigPath(), "fix", vol, "-n", ns, "--yes", "--backup-dir", t.TempDir())
+	res := cli(t, full.KubeconfigPath()).Run(e.Ctx, "fix", vol, "-n", ns, "--yes", "--backup-dir", t.TempDir())
 	if res.Code != 0 {
 		t.Fatalf("fix exit %d", res.Code)
 	}

@@ -312,7 +312,7 @@ func TestDeployRoles(t *testing.T) {
 	}
 	oneError := func(t *testing.T, args []string, kc string, code int, want string) {
 		t.Helper()
-		res := runCmd(t, e.Ctx, kc, args...)
+		res := cli(t, kc).Run(e.Ctx, args...)
 		if res.Code != code {
 			t.Errorf("exit %d, want %d", res.Code, code)
 		}
@@ -375,7 +375,7 @@ func TestDeployRoles(t *testing.T) {
 	})
 	t.Run("scan role scans", func(t *testing.T) {
 		e.produceBug("vol-scan")
-		res := runCmd(t, e.Ctx, user("scan", scanRules), "scan")
+		res := cli(t, user("scan", scanRules)).Run(e.Ctx, "scan")
 		if res.Code != 1 {
 			t.Errorf("exit %d, want 1 (a finding)", res.Code)
 		}

@@ -50,7 +50,7 @@ func TestFixRecordsEvents(t *testing.T) {
 		if !tc.events {
 			args = append(args, "--events=false")
 		}
-		res := clitest.RunLogged(t, ctx, full.KubeconfigPath(), args...)
+		res := clitest.New(t, full.KubeconfigPath()).Run(ctx, args...)
 		expectCode(t, res, 0)
 		expectContains(t, "stderr", res.Stderr, "Repaired by fix:", "Verified:")
 		if !tc.events {

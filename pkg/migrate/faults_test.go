@@ -22,12 +22,6 @@ import (
 // sent at most once; when its answer is lost, migrate reads the volume back
 // and goes on from what the server holds.
 
-// runVia runs the command tree through the kubeconfig of a fault proxy.
-func (e *env) runVia(ctx context.Context, kubeconfig string, args ...string) clitest.Result {
-	e.T.Helper()
-	return clitest.RunLogged(e.T, ctx, kubeconfig, append(args, "-n", e.NS)...)
-}
-
 // writtenResource is what migrate's writes patch on version: the Volume
 // (spec.migrationNodeID, spec.nodeID) before 1.5, its VolumeAttachment
 // (tickets, named like the volume) from 1.5.
@@ -116,7 +110,7 @@ func TestMigrateWritesUnderFaults(t *testing.T) {
 				rule := tt.rule
 				rule.Verb, rule.Resource, rule.Name = "patch", writtenResource(version), vol
 				p.Add(rule)
-				res := e.runVia(e.Ctx, kc, append(args, tt.args...)...)
+				res := clitest.New(t, kc).Run(e.Ctx, append(append(args, tt.args...), "-n", e.NS)...)
 				expectCode(t, res, tt.code)
 				expectContains(t, "stderr", res.Stderr, tt.errs...)
 				if n := p.Count("patch", rule.Resource, vol); n != tt.sent {
@@ -178,7 +172,7 @@ func TestSignalDuringConfirm(t *testing.T) {
 			defer cancel(nil)
 			resCh := make(chan clitest.Result, 1)
 			go func() {
-				resCh <- e.runVia(ctx, kc, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+				resCh <- clitest.New(e.T, kc).Run(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll, "-n", e.NS)
 			}()
 			e.WaitFor("migration engine created", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 				return len(es) == 2

@@ -1,7 +1,6 @@
 package migrate_test
 
 import (
-	"context"
 	"flag"
 	"runtime"
 	"strconv"
@@ -64,12 +63,7 @@ func attachedEach(t *testing.T, versions []string, vol string, body func(t *test
 
 // run runs the real command tree against the test cluster in e's namespace.
 func (e *env) run(args ...string) clitest.Result {
-	return e.runCtx(e.Ctx, args...)
-}
-
-func (e *env) runCtx(ctx context.Context, args ...string) clitest.Result {
-	e.T.Helper()
-	return clitest.RunLogged(e.T, ctx, cluster.KubeconfigPath(), append(args, "-n", e.NS)...)
+	return clitest.New(e.T, cluster.KubeconfigPath()).Run(e.Ctx, append(args, "-n", e.NS)...)
 }
 
 // createAttached creates volumes with a replica on node-a and node-b and
@@ -114,11 +108,7 @@ func (e *env) expectSettled(vol, node string) {
 // va reads the volume's longhorn.io VolumeAttachment.
 func (e *env) va(vol string) *longhorn.VolumeAttachment {
 	e.T.Helper()
-	va := &longhorn.VolumeAttachment{}
-	if err := testenv.FromUnstructured(e.Get(longhorn.VolumeAttachments, vol), va); err != nil {
-		e.T.Fatal(err)
-	}
-	return va
+	return testenv.Decode[longhorn.VolumeAttachment](e.T, e.Get(longhorn.VolumeAttachments, vol))
 }
 
 // resourceVersions maps kind/name to resourceVersion for every Longhorn

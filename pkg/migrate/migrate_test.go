@@ -171,7 +171,7 @@ func TestInterruptBeforeConfirm(t *testing.T) {
 		defer cancel()
 		resCh := make(chan clitest.Result, 1)
 		go func() {
-			resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+			resCh <- clitest.New(e.T, cluster.KubeconfigPath()).Run(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll, "-n", e.NS)
 		}()
 		// Preparing is the migration engine created and, from 1.5, the
 		// volume's status.currentMigrationNodeID set: Longhorn writes
@@ -208,7 +208,7 @@ func TestSignalDuringMigrationWait(t *testing.T) {
 			defer cancel(nil)
 			resCh := make(chan clitest.Result, 1)
 			go func() {
-				resCh <- e.runCtx(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll)
+				resCh <- clitest.New(e.T, cluster.KubeconfigPath()).Run(ctx, "migrate", vol, "--to", nodeB, "--confirm", "--yes", poll, "-n", e.NS)
 			}()
 			e.WaitFor("migration engine created", vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
 				return len(es) == 2

@@ -64,7 +64,7 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 		}
 
 		// A piped "y" answers nothing, as for fix: only a terminal is asked.
-		piped := clitest.RunWithInput(e.Ctx, cluster.KubeconfigPath(), strings.NewReader("y\n"), "migrate", "vol", "--to", nodeB, "-n", e.NS, poll)
+		piped := clitest.New(t, cluster.KubeconfigPath()).Input(strings.NewReader("y\n")).Run(e.Ctx, "migrate", "vol", "--to", nodeB, "-n", e.NS, poll)
 		if piped.Code != cmdutil.ExitNeedsAction || strings.Contains(piped.Stderr, "[y/N]") || !strings.Contains(piped.Stderr, "stdin is not a terminal") {
 			t.Errorf("piped y: want exit %d, no question, \"stdin is not a terminal\"; got %s", cmdutil.ExitNeedsAction, piped)
 		}
@@ -88,10 +88,10 @@ func TestPreChecksRefuseWithoutWriting(t *testing.T) {
 
 		// Completion: volumes, and --to offers the other nodes only (the
 		// word to complete must come last, so the kubeconfig goes first).
-		comp := clitest.Run(e.Ctx, "", "__complete", "migrate", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.NS, "vol", "--to", "")
+		comp := clitest.New(t, "").Run(e.Ctx, "__complete", "migrate", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.NS, "vol", "--to", "")
 		expectContains(t, "--to completion", comp.Stdout, "node-b\n", "node-down\n")
 		expectNotContains(t, "--to completion", comp.Stdout, "node-a\n")
-		comp = clitest.Run(e.Ctx, "", "__complete", "migrate", "confirm", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.NS, "vol-r")
+		comp = clitest.New(t, "").Run(e.Ctx, "__complete", "migrate", "confirm", "--kubeconfig", cluster.KubeconfigPath(), "-n", e.NS, "vol-r")
 		expectContains(t, "volume completion", comp.Stdout, "vol-rwo\n")
 		expectNotContains(t, "volume completion", comp.Stdout, "vol-used")
 

@@ -24,11 +24,6 @@ func reset(t *testing.T) context.Context {
 	return cluster.ResetForTest(t, 2*time.Minute)
 }
 
-func runPreflight(t *testing.T, ctx context.Context, args ...string) clitest.Result {
-	t.Helper()
-	return clitest.RunLogged(t, ctx, cluster.KubeconfigPath(), append([]string{"preflight"}, args...)...)
-}
-
 // lastLine is the last line of stderr: the one error line.
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -37,7 +32,7 @@ func lastLine(s string) string {
 
 func TestPreflightCouldNotCheck(t *testing.T) {
 	ctx := reset(t)
-	res := runPreflight(t, ctx)
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "preflight")
 	if res.Code != 2 || res.Stdout != "" || !strings.HasPrefix(res.Stderr, "error: no Longhorn found in namespace") || strings.Count(res.Stderr, "\n") != 1 {
 		t.Errorf("no Longhorn: want exit 2 and one error line:\n%s", res)
 	}
@@ -49,7 +44,7 @@ func TestPreflightCouldNotCheck(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, o); err != nil {
 		t.Fatal(err)
 	}
-	res = runPreflight(t, ctx, "-o", "json")
+	res = clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "preflight", "-o", "json")
 	if res.Code != 2 || !strings.HasPrefix(lastLine(res.Stderr), "error: could not check the Longhorn release (setting current-longhorn-version not found)") {
 		t.Fatalf("unknown release: want exit 2 and the reason:\n%s", res)
 	}
@@ -73,7 +68,7 @@ func TestPreflightRefusesBadInput(t *testing.T) {
 		{[]string{"--bundle", "x.zip", "-f", "y.yaml"}, "error: --bundle and -f/--filename cannot be used together"},
 		{[]string{"pvc-1"}, `error: unknown command "pvc-1"`},
 	} {
-		res := runPreflight(t, ctx, tc.args...)
+		res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, append([]string{"preflight"}, tc.args...)...)
 		if res.Code != 2 || res.Stdout != "" || !strings.HasPrefix(res.Stderr, tc.want) || strings.Count(res.Stderr, "\n") != 1 {
 			t.Errorf("preflight %v: want exit 2, nothing on stdout and one line %q:\n%s", tc.args, tc.want, res)
 		}
@@ -94,7 +89,7 @@ func TestPreflightTargetErrorAfterTheReport(t *testing.T) {
 		{"v1.4.3", "error: --to v1.4.3 is older than the running Longhorn v1.5.1: Longhorn does not support downgrades"},
 		{"v1.2.6", "error: --to v1.2.6: Longhorn releases before 1.3 are not supported"},
 	} {
-		res := runPreflight(t, ctx, "--to", tc.to)
+		res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "preflight", "--to", tc.to)
 		if res.Code != 2 || !strings.Contains(res.Stdout, "Longhorn v1.5.1") || !strings.Contains(res.Stderr, tc.want) || strings.Contains(res.Stdout, "Upgrade to") {
 			t.Errorf("preflight --to %s: want the running release's report, then %q and exit 2:\n%s", tc.to, tc.want, res)
 		}
@@ -107,13 +102,13 @@ func TestPreflightPendingCleanupThatLasts(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.PendingCleanup("v1.4.3", "pvc-pending"))); err != nil {
 		t.Fatal(err)
 	}
-	res := runPreflight(t, ctx, "-o", "json")
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "preflight", "-o", "json")
 	if res.Code != 0 || len(decode(t, res.Stdout).Blockers) != 0 {
 		t.Fatalf("a fresh pending cleanup is expected after a confirm and blocks nothing:\n%s", res)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res = runPreflight(t, ctx, "-o", "json", "--pending-threshold", "1ms")
+		res = clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "preflight", "-o", "json", "--pending-threshold", "1ms")
 		if res.Code == 1 || time.Now().After(deadline) {
 			break
 		}
@@ -149,7 +144,7 @@ func TestPreflightFilesWithoutInstanceManagers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := clitest.RunWithInput(ctx, "", bytes.NewReader(b), "preflight", "-f", "-")
+	res := clitest.New(t, "").Input(bytes.NewReader(b)).Run(ctx, "preflight", "-f", "-")
 	if res.Code != 2 || !strings.Contains(res.Stdout, "Not checked: orphan engine processes") ||
 		!strings.HasPrefix(lastLine(res.Stderr), "error: could not check orphan engine processes") {
 		t.Errorf("want the report, exit 2 and the reason:\n%s", res)
@@ -168,7 +163,7 @@ func TestPreflightIncompleteBundle(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		res := clitest.Run(ctx, "", "preflight", "--bundle", p)
+		res := clitest.New(t, "").Run(ctx, "preflight", "--bundle", p)
 		if res.Code != 2 || strings.Count(res.Stderr, "error: ") != 1 || !strings.Contains(res.Stderr, "is damaged") {
 			t.Errorf("%s: want exit 2 with one error line naming the damage:\n%s", name, res)
 		}

@@ -48,9 +48,7 @@ func (e *env) build(names ...string) {
 
 // run runs the real command tree in the simulator's namespace.
 func (e *env) run(args ...string) clitest.Result {
-	e.T.Helper()
-	args = append([]string{"preflight", "-n", e.NS}, args...)
-	return clitest.RunLogged(e.T, e.Ctx, cluster.KubeconfigPath(), args...)
+	return clitest.New(e.T, cluster.KubeconfigPath()).Run(e.Ctx, append([]string{"preflight", "-n", e.NS}, args...)...)
 }
 
 func (e *env) report(code int, args ...string) *preflight.Report {
@@ -240,7 +238,7 @@ func (e *env) offlineAgrees(live *preflight.Report) {
 		e.T.Fatal(err)
 	}
 	for _, args := range [][]string{{"--bundle", zipPath}, {"-f", dump}} {
-		res := clitest.Run(e.Ctx, "", append([]string{"preflight", "-o", "json", "--to", "v1.6.2"}, args...)...)
+		res := clitest.New(e.T, "").Run(e.Ctx, append([]string{"preflight", "-o", "json", "--to", "v1.6.2"}, args...)...)
 		if res.Code != 1 {
 			e.T.Fatalf("preflight %v: want exit 1:\n%s", args, res)
 		}

@@ -83,19 +83,19 @@ func TestDescribeCommand(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), "describe", "fine")
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "describe", "fine")
 	if res.Code != 0 || !strings.Contains(res.Stdout, "Finding:                        none") || !strings.Contains(res.Stdout, "current") {
 		t.Errorf("healthy volume: want exit 0 and no finding:\n%s", res)
 	}
-	res = clitest.Run(ctx, cluster.KubeconfigPath(), "describe", "stuck", "fine", "--color", "never")
+	res = clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "describe", "stuck", "fine", "--color", "never")
 	if res.Code != 1 || strings.Count(res.Stdout, "Name:") != 2 || !strings.Contains(res.Stdout, "kubectl longhorn-engines fix stuck -n longhorn-system") {
 		t.Errorf("stuck volume: want exit 1, two blocks and the fix command:\n%s", res)
 	}
-	res = clitest.Run(ctx, cluster.KubeconfigPath(), "describe", "nope")
+	res = clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "describe", "nope")
 	if res.Code != 2 || res.Stdout != "" || !strings.HasPrefix(res.Stderr, "error: ") {
 		t.Errorf("unknown volume: want exit 2, one error line:\n%s", res)
 	}
-	res = clitest.Run(ctx, cluster.KubeconfigPath(), "describe")
+	res = clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "describe")
 	if res.Code == 0 {
 		t.Errorf("describe without a volume succeeded:\n%s", res)
 	}

@@ -31,7 +31,7 @@ func TestScanUnknownVolumeExitsTwo(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.Healthy("v1.4.3", "vol-1"))); err != nil {
 		t.Fatal(err)
 	}
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "vol-1", "nope")
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "vol-1", "nope")
 	oneErrorLine(t, res, 2, `volume "nope" not found in namespace "longhorn-system"`)
 }
 
@@ -40,12 +40,12 @@ func TestScanWrongNamespaceExitsTwo(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(testenv.Healthy("v1.4.3", "vol-1"))); err != nil {
 		t.Fatal(err)
 	}
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-n", "default")
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-n", "default")
 	oneErrorLine(t, res, 2, `no Longhorn found in namespace "default"`)
 }
 
 func TestScanUnreachableServerExitsTwo(t *testing.T) {
-	res := clitest.Run(context.Background(), "", "scan", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify")
+	res := clitest.New(t, "").Run(context.Background(), "scan", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify")
 	oneErrorLine(t, res, 2, "cannot reach the Kubernetes API server")
 }
 
@@ -60,7 +60,7 @@ func TestScanWithoutLonghornCRDsExitsTwo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bare.Stop()
-	res := clitest.Run(ctx, bare.KubeconfigPath(), "scan")
+	res := clitest.New(t, bare.KubeconfigPath()).Run(ctx, "scan")
 	oneErrorLine(t, res, 2, "Longhorn is not installed")
 }
 
@@ -69,7 +69,7 @@ func TestScanBadFlagsExitTwo(t *testing.T) {
 		{"scan", "-o", "xml"},
 		{"scan", "--color", "sometimes"},
 	} {
-		res := clitest.Run(context.Background(), cluster.KubeconfigPath(), args...)
+		res := clitest.New(t, cluster.KubeconfigPath()).Run(context.Background(), args...)
 		if res.Code != 2 || !strings.HasPrefix(res.Stderr, "error: ") {
 			t.Errorf("%v: want exit 2 with an error line:\n%s", args, res)
 		}

@@ -39,7 +39,7 @@ func TestScanUnderFaults(t *testing.T) {
 			p.Clear()
 			p.ResetLog()
 			p.Add(tc.rule)
-			r := runScanVia(t, kc, "scan", "--request-timeout", "30s")
+			r := clitest.New(t, kc).Timeout(2*time.Minute).Run(context.Background(), "scan", "--request-timeout", "30s")
 			if r.Code != 1 || strings.Contains(r.Stderr, "error: ") || !strings.Contains(r.Stdout, "vol-a") {
 				t.Errorf("exit %d, want 1 with the finding of vol-a\n%s", r.Code, r)
 			}
@@ -65,7 +65,7 @@ func TestScanUnderFaults(t *testing.T) {
 			p.ResetLog()
 			p.Add(tc.rule)
 			start := time.Now()
-			r := runScanVia(t, kc, append([]string{"scan"}, tc.args...)...)
+			r := clitest.New(t, kc).Timeout(2*time.Minute).Run(context.Background(), append([]string{"scan"}, tc.args...)...)
 			// one line that starts with "error: " (client-go's own message
 			// may say "returned an error: " inside it)
 			if r.Code != 2 || strings.Count("\n"+r.Stderr, "\nerror: ") != 1 || r.Stdout != "" || strings.Contains(r.Stderr, "No engine problems") {
@@ -79,13 +79,6 @@ func TestScanUnderFaults(t *testing.T) {
 			}
 		})
 	}
-}
-
-func runScanVia(t *testing.T, kubeconfig string, args ...string) clitest.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	return clitest.RunLogged(t, ctx, kubeconfig, args...)
 }
 
 func countFaults(p *faultproxy.Proxy) int {

@@ -34,7 +34,7 @@ func TestGoldenOutputs(t *testing.T) {
 		{"name-v1.4.3.golden", "name"},
 	} {
 		t.Run(tc.output, func(t *testing.T) {
-			res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", tc.output, "--color", "never")
+			res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-o", tc.output, "--color", "never")
 			if res.Code != 1 {
 				t.Fatalf("want exit 1:\n%s", res)
 			}

@@ -40,7 +40,7 @@ func TestScanBundleFromSimulator(t *testing.T) {
 				t.Fatalf("the simulator logged no BUG line for %s", stuck)
 			}
 
-			live := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+			live := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-o", "json")
 			if live.Code != 1 {
 				t.Fatalf("live scan:\n%s", live)
 			}

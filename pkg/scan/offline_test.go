@@ -19,17 +19,7 @@ import (
 // no cluster is needed: the kubeconfig is empty.
 
 func offRun(t *testing.T, args ...string) clitest.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return clitest.Run(ctx, "", args...)
-}
-
-func offRunStdin(t *testing.T, stdin string, args ...string) clitest.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return clitest.RunWithInput(ctx, "", strings.NewReader(stdin), args...)
+	return clitest.New(t, "").Timeout(time.Minute).Run(context.Background(), args...)
 }
 
 func offReport(t *testing.T, r clitest.Result) scan.Report {
@@ -242,7 +232,7 @@ func TestScanFiles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"scan", "-o", "json"}, tc.args...)
-			r := offRunStdin(t, tc.stdin, args...)
+			r := clitest.New(t, "").Input(strings.NewReader(tc.stdin)).Timeout(time.Minute).Run(context.Background(), args...)
 			if r.Code != 1 || r.Stderr != "" {
 				t.Fatalf("%s", r)
 			}

@@ -52,7 +52,7 @@ func TestScanClassifiesEveryScenarioOnEveryGeneration(t *testing.T) {
 			if err := testenv.Create(ctx, cluster, objs); err != nil {
 				t.Fatal(err)
 			}
-			res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+			res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-o", "json")
 			if res.Code != 1 {
 				t.Fatalf("want exit 1 (findings), got:\n%s", res)
 			}
@@ -106,7 +106,7 @@ func TestScanHealthyClusterExitsZero(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan")
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan")
 	if res.Code != 0 {
 		t.Fatalf("want exit 0:\n%s", res)
 	}

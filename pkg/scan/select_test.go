@@ -17,13 +17,13 @@ func TestScanSelectsByNameAndLabel(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
-	if res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "fine"); res.Code != 0 {
+	if res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "fine"); res.Code != 0 {
 		t.Errorf("scan of the healthy volume alone should exit 0:\n%s", res)
 	}
-	if res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-l", "team=vm", "-o", "name"); res.Code != 1 || res.Stdout != "volume.longhorn.io/stuck\n" {
+	if res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-l", "team=vm", "-o", "name"); res.Code != 1 || res.Stdout != "volume.longhorn.io/stuck\n" {
 		t.Errorf("selector should pick the stuck volume:\n%s", res)
 	}
-	if res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-l", "team=db"); res.Code != 0 {
+	if res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-l", "team=db"); res.Code != 0 {
 		t.Errorf("selector matching nothing should exit 0:\n%s", res)
 	}
 }
@@ -39,7 +39,7 @@ func TestScanV2VolumeOn112IsReportedNotRepaired(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(o)); err != nil {
 		t.Fatal(err)
 	}
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-o", "json")
 	r := decode(t, res.Stdout)
 	if res.Code != 1 || len(r.Findings) != 1 {
 		t.Fatalf("want one finding:\n%s", res)
@@ -67,7 +67,7 @@ func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
 	if err := testenv.Create(ctx, cluster, objs); err != nil {
 		t.Fatal(err)
 	}
-	res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-o", "json")
 	r := decode(t, res.Stdout)
 	want := map[string]string{
 		"diverged": "status.currentNodeID node-a differs from spec.nodeID node-b",
@@ -90,18 +90,18 @@ func TestScanColour(t *testing.T) {
 		t.Fatal(err)
 	}
 	kc := cluster.KubeconfigPath()
-	if res := clitest.Run(ctx, kc, "scan", "--color", "always"); !strings.Contains(res.Stdout, "\x1b[") {
+	if res := clitest.New(t, kc).Run(ctx, "scan", "--color", "always"); !strings.Contains(res.Stdout, "\x1b[") {
 		t.Errorf("--color always should colour the table:\n%q", res.Stdout)
 	}
-	if res := clitest.Run(ctx, kc, "scan", "--color", "always", "-o", "json"); strings.Contains(res.Stdout, "\x1b[") {
+	if res := clitest.New(t, kc).Run(ctx, "scan", "--color", "always", "-o", "json"); strings.Contains(res.Stdout, "\x1b[") {
 		t.Errorf("json must never be coloured")
 	}
-	if res := clitest.Run(ctx, kc, "scan", "--color", "never"); strings.Contains(res.Stdout, "\x1b[") {
+	if res := clitest.New(t, kc).Run(ctx, "scan", "--color", "never"); strings.Contains(res.Stdout, "\x1b[") {
 		t.Errorf("--color never coloured the table")
 	}
 	// auto: not a terminal here, and NO_COLOR set: no colour either way.
 	t.Setenv("NO_COLOR", "1")
-	if res := clitest.Run(ctx, kc, "scan"); strings.Contains(res.Stdout, "\x1b[") {
+	if res := clitest.New(t, kc).Run(ctx, "scan"); strings.Contains(res.Stdout, "\x1b[") {
 		t.Errorf("--color auto with NO_COLOR coloured the table")
 	}
 }
@@ -113,17 +113,17 @@ func TestScanCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	kc := cluster.KubeconfigPath()
-	res := clitest.Run(ctx, "", "__complete", "scan", "--kubeconfig", kc, "pvc-one", "pvc")
+	res := clitest.New(t, "").Run(ctx, "__complete", "scan", "--kubeconfig", kc, "pvc-one", "pvc")
 	if !strings.Contains(res.Stdout, "pvc-two\n") || strings.Contains(res.Stdout, "pvc-one\n") || strings.Contains(res.Stdout, "other") {
 		t.Errorf("volume completion:\n%s", res)
 	}
-	res = clitest.Run(ctx, "", "__complete", "scan", "-o", "")
+	res = clitest.New(t, "").Run(ctx, "__complete", "scan", "-o", "")
 	for _, f := range []string{"table", "wide", "json", "yaml", "name"} {
 		if !strings.Contains(res.Stdout, f+"\n") {
 			t.Errorf("-o completion lacks %s:\n%s", f, res)
 		}
 	}
-	res = clitest.Run(ctx, "", "__complete", "scan", "--color", "")
+	res = clitest.New(t, "").Run(ctx, "__complete", "scan", "--color", "")
 	if !strings.Contains(res.Stdout, "auto\nalways\nnever\n") {
 		t.Errorf("--color completion:\n%s", res)
 	}

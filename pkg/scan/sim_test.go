@@ -45,7 +45,7 @@ func TestScanFindsTheSimulatedBug(t *testing.T) {
 			if errs := sim.SyncErrors("two-active-engines"); len(errs) == 0 || !strings.Contains(errs[len(errs)-1], "BUG: found the second active engine") {
 				t.Fatalf("the simulator should report the BUG error, got %q", errs)
 			}
-			res := clitest.Run(ctx, cluster.KubeconfigPath(), "scan", "-o", "json")
+			res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-o", "json")
 			if res.Code != 1 {
 				t.Fatalf("want exit 1:\n%s", res)
 			}

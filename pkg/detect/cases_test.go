@@ -2,25 +2,26 @@ package detect
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// Test fixtures: small builders for Longhorn states. A = the node the volume
-// was attached to before the migration, B = the migration target (now
-// status.currentNodeID in the #6642 state), C = a third node.
+// The decision table's cases: Longhorn states built from internal/testenv's
+// objects. A = the node the volume was attached to before the migration, B =
+// the migration target (now status.currentNodeID in the #6642 state), C = a
+// third node.
 
 const (
-	nodeA = "node-a"
-	nodeB = "node-b"
-	nodeC = "node-c"
+	nodeA = testenv.NodeA
+	nodeB = testenv.NodeB
+	nodeC = testenv.NodeC
 
-	imgOld = "longhornio/longhorn-engine:v1.4.3"
+	imgOld = testenv.EngineImage
 	imgNew = "longhornio/longhorn-engine:v1.5.1"
 )
 
@@ -66,12 +67,12 @@ func (vc versionCase) parsed() longhorn.Version {
 func (vc versionCase) hasCMN() bool { return vc.parsed().HasCurrentMigrationNodeID() }
 
 var (
-	vcL13     = versionCase{"L13", "v1.3.2", false}
-	vcL14a    = versionCase{"L14a", "v1.4.3", false}
-	vcL14f    = versionCase{"L14f", "v1.4.4", false}
-	vcL15a    = versionCase{"L15a", "v1.5.1", false}
-	vcL15f    = versionCase{"L15f-1.5.2", "v1.5.2", false}
-	vcL16     = versionCase{"L15f-1.6.0", "v1.6.0", false}
+	vcL13     = versionCase{"L13", testenv.L13, false}
+	vcL14a    = versionCase{"L14a", testenv.L14a, false}
+	vcL14f    = versionCase{"L14f", testenv.L14f, false}
+	vcL15a    = versionCase{"L15a", testenv.L15a, false}
+	vcL15f    = versionCase{"L15f-1.5.2", testenv.L15f, false}
+	vcL16     = versionCase{"L15f-1.6.0", testenv.L16, false}
 	vcUnknown = versionCase{"unknown", "", false}
 	vcV2      = versionCase{"v2-1.12.1", "v1.12.1", true}
 )
@@ -80,92 +81,50 @@ var allVersions = []versionCase{vcL13, vcL14a, vcL14f, vcL15a, vcL15f, vcL16, vc
 var affectedVersions = []versionCase{vcL13, vcL14a, vcL15a}
 
 // newState returns an empty state at t0 for the version case.
-func newState(vc versionCase) *longhorn.State {
-	return &longhorn.State{
-		Namespace:            longhorn.DefaultNamespace,
-		Version:              vc.parsed(),
-		VersionSource:        "test",
-		Now:                  t0,
-		InstanceManagersRead: true,
-	}
-}
+func newState(vc versionCase) *longhorn.State { return testenv.NewState(vc.version, t0) }
 
-// engineName follows the naming of the release: "<vol>-e-N" on deterministic
-// releases, "<vol>-e-<8 hex>" otherwise. n orders them (0 = first engine).
+// engineName is testenv's name of the n-th engine of vol on vc's release.
 func engineName(vc versionCase, vol string, n int) string {
-	if vc.parsed().DeterministicEngineNames() {
-		return fmt.Sprintf("%s-e-%d", vol, n)
-	}
-	random := []string{"a1b2c3d4", "5e6f7a8b", "c9d0e1f2", "3a4b5c6d"}
-	return vol + "-e-" + random[n%len(random)]
+	return testenv.EngineName(vc.version, vol, n)
 }
 
-// volume builds an attached, healthy, migratable RWX volume on node.
-func volume(vc versionCase, name, node string) longhorn.Volume {
-	v := longhorn.Volume{}
-	v.Name = name
-	v.Namespace = longhorn.DefaultNamespace
-	v.Spec = longhorn.VolumeSpec{
-		NodeID: node, Migratable: true, AccessMode: longhorn.AccessModeRWX,
-		NumberOfReplicas: 2, Frontend: "blockdev",
+// onRelease makes a volume or engine of testenv's what vc's release writes:
+// the engine image in spec.image from 1.6 on (spec.engineImage before), and
+// the v2 data engine on a v2 case.
+func (vc versionCase) onRelease(image, engineImage *string, dataEngine *string) {
+	if vc.parsed().AtLeast(1, 6, 0) {
+		*image, *engineImage = *engineImage, ""
 	}
-	v.Status = longhorn.VolumeStatus{
-		OwnerID: node, State: longhorn.VolumeStateAttached, Robustness: longhorn.RobustnessHealthy,
-		CurrentNodeID: node, CurrentImage: imgOld,
-	}
-	vc.setImage(&v.Spec.Image, &v.Spec.EngineImage, imgOld)
 	if vc.v2 {
-		v.Spec.DataEngine = longhorn.DataEngineV2
+		*dataEngine = longhorn.DataEngineV2
+	}
+}
+
+// volume is testenv's attached, healthy, migratable RWX volume on node, on
+// vc's release.
+func volume(vc versionCase, name, node string) longhorn.Volume {
+	v := testenv.NewVolume(name, node)
+	vc.onRelease(&v.Spec.Image, &v.Spec.EngineImage, &v.Spec.DataEngine)
+	if vc.v2 {
 		v.Spec.EngineNodeID = node
 		v.Status.CurrentEngineNodeID = node
 	}
-	return v
+	return *v
 }
 
-// setImage writes img into the spec field of vc's release: spec.image from
-// 1.6 on, spec.engineImage before.
-func (vc versionCase) setImage(image, engineImage *string, img string) {
-	if vc.parsed().AtLeast(1, 6, 0) {
-		*image = img
-	} else {
-		*engineImage = img
-	}
+// engine is testenv's active, running engine of vol on node with RW
+// replicas rw, created age before t0, on vc's release.
+func engine(vc versionCase, vol, name, node string, age time.Duration, rw ...string) longhorn.Engine {
+	e := testenv.NewEngine(name, vol, node, true, rw...)
+	e.CreationTimestamp = ago(age)
+	vc.onRelease(&e.Spec.Image, &e.Spec.EngineImage, &e.Spec.DataEngine)
+	return *e
 }
 
-// engine builds an active, running engine with an endpoint and RW replicas.
-func engine(vc versionCase, vol, name, node string, created time.Duration, rw ...string) longhorn.Engine {
-	e := longhorn.Engine{}
-	e.Name = name
-	e.Namespace = longhorn.DefaultNamespace
-	e.CreationTimestamp = ago(created)
-	e.Labels = map[string]string{longhorn.VolumeLabel: vol}
-	e.Spec = longhorn.EngineSpec{VolumeName: vol, NodeID: node, Active: true, DesireState: longhorn.StateRunning, Frontend: "blockdev"}
-	vc.setImage(&e.Spec.Image, &e.Spec.EngineImage, imgOld)
-	if vc.v2 {
-		e.Spec.DataEngine = longhorn.DataEngineV2
-	}
-	e.Status = longhorn.EngineStatus{
-		OwnerID: node, CurrentState: longhorn.StateRunning, Endpoint: "/dev/longhorn/" + vol,
-		InstanceManagerName: "instance-manager-" + node, CurrentImage: imgOld,
-		ReplicaModeMap: map[string]string{},
-	}
-	for _, r := range rw {
-		e.Status.ReplicaModeMap[r] = longhorn.ModeRW
-	}
-	return e
-}
-
+// replica is testenv's running replica of vol on node serving engineName,
+// in the data directory <vol>-<node>.
 func replica(vol, name, node, engineName string, active bool) longhorn.Replica {
-	r := longhorn.Replica{}
-	r.Name = name
-	r.Namespace = longhorn.DefaultNamespace
-	r.Labels = map[string]string{longhorn.VolumeLabel: vol}
-	r.Spec = longhorn.ReplicaSpec{
-		VolumeName: vol, NodeID: node, EngineName: engineName, Active: active,
-		DesireState: longhorn.StateRunning, DataDirectoryName: vol + "-" + node,
-	}
-	r.Status = longhorn.ReplicaStatus{OwnerID: node, CurrentState: longhorn.StateRunning}
-	return r
+	return *testenv.NewReplica(name, vol, node, engineName, active, vol+"-"+node)
 }
 
 // scenario is one volume with handles on the interesting objects, so tests
@@ -265,6 +224,15 @@ func (s *scenario) withEngine(name, node string, age time.Duration, id string, a
 	e.Spec.Active = active
 	s.st.Engines = append(s.st.Engines, e)
 	s.st.Replicas = append(s.st.Replicas, replica(s.vol, r1, nodeA, name, active), replica(s.vol, r2, nodeC, name, active))
+}
+
+// withThird adds the volume's third engine, s.extra: active, running on
+// node, created age before t0, with RW replicas rw. It returns the engine
+// in the state, for the caller to change further.
+func (s *scenario) withThird(node string, age time.Duration, rw ...string) *longhorn.Engine {
+	s.extra = engineName(s.vc, s.vol, 2)
+	s.st.Engines = append(s.st.Engines, engine(s.vc, s.vol, s.extra, node, age, rw...))
+	return s.engine(s.extra)
 }
 
 // migrating: healthy plus a live migration to B that has not been confirmed:
