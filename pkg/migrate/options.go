@@ -103,9 +103,10 @@ func (o *StepOptions) Complete(args []string) error {
 	return o.volumeOptions.Complete(args)
 }
 
-// validateFlags checks the shared flags' values; each subcommand's
-// Validate goes on with its own, then the arguments.
-func (o *StepOptions) validateFlags() error {
+// validate is every writing subcommand's Validate: the shared flags'
+// values, then the subcommand's own checks (own, first failure first),
+// then the arguments. It changes nothing.
+func (o *StepOptions) validate(own ...error) error {
 	if o.Timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
@@ -115,7 +116,12 @@ func (o *StepOptions) validateFlags() error {
 	if o.PollInterval <= 0 {
 		return errors.New("--poll-interval must be positive")
 	}
-	return nil
+	for _, err := range own {
+		if err != nil {
+			return err
+		}
+	}
+	return o.validateArgs()
 }
 
 // session starts a run of a writing subcommand, with fix the --fix flags
@@ -134,8 +140,8 @@ type FixOptions struct {
 	Events bool
 }
 
-// validate checks --fix against --dry-run.
-func (o *FixOptions) validate(d cmdutil.DryRun) error {
+// validateDryRun checks --fix against --dry-run.
+func (o *FixOptions) validateDryRun(d cmdutil.DryRun) error {
 	if o.Fix && d != cmdutil.DryRunNone {
 		return errors.New("--fix cannot be combined with --dry-run")
 	}
@@ -158,16 +164,11 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 // Validate checks flag values and arguments before any request; it changes
 // nothing.
 func (o *Options) Validate() error {
-	if err := o.validateFlags(); err != nil {
-		return err
-	}
+	var noTo error
 	if o.To == "" {
-		return errors.New("--to NODE is required: the Longhorn node to migrate the volume to")
+		noTo = errors.New("--to NODE is required: the Longhorn node to migrate the volume to")
 	}
-	if err := o.FixOptions.validate(o.dryRun); err != nil {
-		return err
-	}
-	return o.validateArgs()
+	return o.validate(noTo, o.validateDryRun(o.dryRun))
 }
 
 // Run migrates. The returned error carries the exit code (see
@@ -193,13 +194,7 @@ func NewConfirmOptions(cf *genericclioptions.ConfigFlags, streams genericiooptio
 
 // Validate checks flag values and arguments before any request.
 func (o *ConfirmOptions) Validate() error {
-	if err := o.validateFlags(); err != nil {
-		return err
-	}
-	if err := o.FixOptions.validate(o.dryRun); err != nil {
-		return err
-	}
-	return o.validateArgs()
+	return o.validate(o.validateDryRun(o.dryRun))
 }
 
 // Run confirms the migration in flight.
@@ -223,10 +218,7 @@ func NewRollbackOptions(cf *genericclioptions.ConfigFlags, streams genericioopti
 
 // Validate checks flag values and arguments before any request.
 func (o *RollbackOptions) Validate() error {
-	if err := o.validateFlags(); err != nil {
-		return err
-	}
-	return o.validateArgs()
+	return o.validate()
 }
 
 // Run rolls the migration in flight back.
