@@ -14,8 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/complete"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fix"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fixwatch"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/fixcmd"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/preflight"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/scan"
@@ -72,7 +71,7 @@ The Longhorn namespace is longhorn-system unless -n is given.`,
 	root.AddCommand(
 		scan.NewCmdScan(cf, streams),
 		scan.NewCmdDescribe(cf, streams),
-		fix.NewCmdFix(cf, streams, fixwatch.NewWatch(hooks.Guard), hooks.Fix),
+		fixcmd.NewCmdFix(cf, streams, hooks.Fix, hooks.Guard),
 		migrate.NewCmdMigrate(cf, streams),
 		preflight.NewCmdPreflight(cf, streams),
 		newVersionCommand(streams),

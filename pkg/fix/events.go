@@ -115,12 +115,12 @@ func eventAction(a detect.Action) string {
 
 // recordOutcome is RecordOutcome for fix's own run: the plan names the
 // action and the volume's uid, and a refusal says why in full.
-func (o *Options) recordOutcome(ctx context.Context, rec *volevents.Recorder, p Planned, out Outcome) {
+func (o *Config) recordOutcome(ctx context.Context, rec *volevents.Recorder, p Planned, out Outcome) {
 	if rec == nil {
 		return
 	}
 	if out.Result == ResultRefused && p.Why != "" {
 		out.Detail = p.Why
 	}
-	RecordOutcome(rec, VolumeRef(ctx, o.resolved.Client, o.resolved.Namespace, p.Volume, p.Snapshot.VolumeUID), p.Action, out)
+	RecordOutcome(rec, VolumeRef(ctx, o.Settings.Client, o.Settings.Namespace, p.Volume, p.Snapshot.VolumeUID), p.Action, out)
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Hooks let a test follow and steer one run of fix from outside. They are
-// Options.Hooks, zero in production: tests that run the real command tree
+// Config.Hooks, zero in production: tests that run the real command tree
 // hand them in when they build it (cmd.Hooks).
 type Hooks struct {
 	// AfterPlan runs after the plan is printed and confirmed, before the

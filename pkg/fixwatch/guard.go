@@ -21,7 +21,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
 )
 
-// Config is what a Guard needs; Options builds it from the flags.
+// Config is what a Guard needs; Window.Run builds it.
 type Config struct {
 	Client    *readstate.Client
 	Namespace string

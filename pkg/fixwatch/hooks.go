@@ -8,7 +8,7 @@ import (
 )
 
 // Hooks let a test follow a guard from outside instead of reading its output
-// while it runs. They are Options.Hooks (and Config.Hooks), zero in
+// while it runs. They are Window.Hooks (and Config.Hooks), zero in
 // production: tests that run the real command tree hand them in when they
 // build it (cmd.Hooks). They are set before the run and never changed, so
 // they need no lock.

@@ -42,10 +42,10 @@ var (
 )
 
 // NewCmdMigrate is `migrate` and its subcommands confirm, rollback and
-// status, each with Options of its own Mode: flags and help here, then
-// Complete, Validate and Run.
+// status, each with Options of its own (options.go): flags and help here,
+// then Complete, Validate and Run.
 func NewCmdMigrate(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := NewOptions(cf, streams, ModeMigrate)
+	o := NewOptions(cf, streams)
 	c := &cobra.Command{
 		Use:   "migrate VOLUME --to NODE",
 		Short: migrateShort,
@@ -111,13 +111,13 @@ own). After the confirm nothing is rolled back: it cannot be undone.
 	f := c.Flags()
 	f.StringVar(&o.To, "to", "", "The Longhorn node to migrate the volume to (required)")
 	f.BoolVar(&o.Confirm, "confirm", false, "Confirm once the migration engine is ready, then verify (default: stop there)")
-	addFixFlags(c, o)
-	addStepFlags(c, o)
+	addFixFlags(c, &o.FixOptions)
+	addStepFlags(c, &o.StepOptions)
 	_ = c.RegisterFlagCompletionFunc("to", complete.MigrationTargets(cf))
 
 	c.AddCommand(
-		newCmdStep(cf, streams, ModeConfirm),
-		newCmdStep(cf, streams, ModeRollback),
+		newCmdConfirm(cf, streams),
+		newCmdRollback(cf, streams),
 		newCmdStatus(cf, streams),
 	)
 	return c
@@ -125,7 +125,7 @@ own). After the confirm nothing is rolled back: it cannot be undone.
 
 // addFixFlags: --fix repairs a #6642 state left by the confirm the way
 // 'fix VOLUME' would.
-func addFixFlags(c *cobra.Command, o *Options) {
+func addFixFlags(c *cobra.Command, o *FixOptions) {
 	f := c.Flags()
 	f.BoolVar(&o.Fix, "fix", false, "If the confirm leaves two active engines (longhorn#6642), repair them as 'fix VOLUME' would, then verify")
 	f.StringVar(&o.BackupDir, "backup-dir", "", "With --fix: where the objects are saved before the repair changes them (default: a new longhorn-engines-fix-<time> folder in the working directory)")
@@ -133,7 +133,7 @@ func addFixFlags(c *cobra.Command, o *Options) {
 }
 
 // addStepFlags are the flags of every writing subcommand.
-func addStepFlags(c *cobra.Command, o *Options) {
+func addStepFlags(c *cobra.Command, o *StepOptions) {
 	f := c.Flags()
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long to wait for the migration engine to be ready (and, after a confirm, for the verification)")
 	f.BoolVarP(&o.Yes, "yes", "y", false, "Do not prompt for confirmation")
@@ -176,39 +176,46 @@ node, longhorn#8735) the target is spec.migrationNodeID and --to is not needed.
   kubectl longhorn-engines migrate rollback pvc-1234 --dry-run=server`
 )
 
-func newCmdStep(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode Mode) *cobra.Command {
-	o := NewOptions(cf, streams, mode)
-	c := &cobra.Command{
-		Use:               string(mode) + " VOLUME",
+func newCmdConfirm(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewConfirmOptions(cf, streams)
+	c := newCmdVolume(cf, "confirm", confirmShort, confirmLong, confirmExample, o)
+	addFixFlags(c, &o.FixOptions)
+	addStepTargetFlags(c, &o.StepOptions, "How long to wait for the migration engine to be ready before the confirm, and then for the confirm to be verified")
+	return c
+}
+
+func newCmdRollback(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewRollbackOptions(cf, streams)
+	c := newCmdVolume(cf, "rollback", rollbackShort, rollbackLong, rollbackExample, o)
+	addStepTargetFlags(c, &o.StepOptions, "How long to wait for the rollback to be verified (the old engine alone active, the migration engine gone)")
+	return c
+}
+
+// newCmdVolume is a subcommand on one VOLUME (confirm, rollback, status),
+// without its flags.
+func newCmdVolume(cf *genericclioptions.ConfigFlags, name, short, long, example string, o cmdutil.Options) *cobra.Command {
+	return &cobra.Command{
+		Use:               name + " VOLUME",
+		Short:             short,
+		Long:              long,
+		Example:           example,
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
 		},
 	}
-	switch mode {
-	case ModeConfirm:
-		c.Short = confirmShort
-		c.Long = confirmLong
-		c.Example = confirmExample
-		addFixFlags(c, o)
-	case ModeRollback:
-		c.Short = rollbackShort
-		c.Long = rollbackLong
-		c.Example = rollbackExample
-	}
+}
+
+// addStepTargetFlags adds confirm's or rollback's --to and the step flags,
+// with timeoutUsage for --timeout: each step waits for something else, so
+// the shared usage would be wrong.
+func addStepTargetFlags(c *cobra.Command, o *StepOptions, timeoutUsage string) {
 	c.Flags().StringVar(&o.To, "to", "", "The migration's target node: required when Longhorn detached the volume after a failed migration (confirm resumes it on this node, rollback on the other); otherwise it must match the migration in flight")
 	addStepFlags(c, o)
-	// Each step waits for something else: the shared usage would be wrong.
 	if f := c.Flags().Lookup("timeout"); f != nil {
-		switch mode {
-		case ModeConfirm:
-			f.Usage = "How long to wait for the migration engine to be ready before the confirm, and then for the confirm to be verified"
-		case ModeRollback:
-			f.Usage = "How long to wait for the rollback to be verified (the old engine alone active, the migration engine gone)"
-		}
+		f.Usage = timeoutUsage
 	}
-	return c
 }
 
 var (
@@ -225,18 +232,8 @@ Exit status: 0 when the status was printed; 2 when the cluster could not be read
 )
 
 func newCmdStatus(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := NewOptions(cf, streams, ModeStatus)
-	c := &cobra.Command{
-		Use:               "status VOLUME",
-		Short:             statusShort,
-		Long:              statusLong,
-		Example:           statusExample,
-		ValidArgsFunction: complete.Volumes(cf),
-		Args:              cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
-		},
-	}
+	o := NewStatusOptions(cf, streams)
+	c := newCmdVolume(cf, "status", statusShort, statusLong, statusExample, o)
 	c.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: text, json or yaml")
 	cmdutil.EnumCompletion(c, "output", StatusOutputs)
 	return c

@@ -20,7 +20,7 @@ func (e *errNotReady) Error() string { return "the migration is not ready to con
 // readiness up to --timeout; if that does not come, it changes nothing (it
 // did not start the migration, so it does not roll it back).
 func (s *session) runConfirm(ctx context.Context) error {
-	snap, done, err := s.readInFlight(ctx)
+	snap, done, err := s.readInFlight(ctx, false)
 	if done {
 		return err
 	}

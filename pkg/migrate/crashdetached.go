@@ -61,14 +61,18 @@ func (s *session) crashDetachedAdvice(nodes []string, states map[string]string) 
 // mid-migration: --to names the migration's target; confirm keeps its
 // ticket, rollback keeps the other node's. The removal is one merge patch
 // pinned to the VolumeAttachment's resourceVersion, re-decided on a fresh
-// read; then the volume is verified attached on the kept node.
-func (s *session) runCrashDetached(ctx context.Context, snap *snapshot, nodes []string) error {
+// read; then the volume is verified attached on the kept node. rollback
+// says which of the two asked.
+func (s *session) runCrashDetached(ctx context.Context, snap *snapshot, nodes []string, rollback bool) error {
 	states, err := s.nodeStates(ctx, nodes)
 	if err != nil {
 		return noCheck(err)
 	}
 	next, words := s.crashDetachedAdvice(nodes, states)
-	what := map[Mode]string{ModeConfirm: "confirm", ModeRollback: "roll back"}[s.o.Mode]
+	what := "confirm"
+	if rollback {
+		what = "roll back"
+	}
 	if s.o.To == "" {
 		s.infof("Volume %s: %s.", s.vol, words)
 		for _, n := range next {
@@ -87,7 +91,7 @@ func (s *session) runCrashDetached(ctx context.Context, snap *snapshot, nodes []
 			drop = n
 		}
 	}
-	if s.o.Mode == ModeRollback {
+	if rollback {
 		keep, drop = drop, keep
 	}
 	cs := checks{}

@@ -12,7 +12,7 @@ import (
 // migration engine is ready, then (with --confirm) confirm and verify. Any
 // failure or interrupt before the confirm rolls back and verifies the
 // rollback.
-func (s *session) runMigrate(ctx context.Context) error {
+func (s *session) runMigrate(ctx context.Context, confirm bool) error {
 	to := s.o.To
 	snap, err := s.read(ctx)
 	if err != nil {
@@ -36,11 +36,11 @@ func (s *session) runMigrate(ctx context.Context) error {
 			return err
 		}
 		s.infof("Then: wait up to %s for the migration engine on %s, roll back if it is not ready%s.",
-			s.o.Timeout, to, map[bool]string{true: ", confirm and verify", false: ""}[s.o.Confirm])
+			s.o.Timeout, to, map[bool]string{true: ", confirm and verify", false: ""}[confirm])
 		return nil
 	}
 	q := fmt.Sprintf("Migrate volume %s from %s to %s? It keeps serving I/O from %s until the migration is confirmed.", s.vol, from, to, from)
-	if s.o.Confirm {
+	if confirm {
 		q = fmt.Sprintf("Migrate volume %s from %s to %s and confirm once the migration engine is ready?", s.vol, from, to)
 	}
 	if err := s.prompt(ctx, q); err != nil {
@@ -65,7 +65,7 @@ func (s *session) runMigrate(ctx context.Context) error {
 		return s.afterWaitFailed(ctx, from, to, err)
 	}
 	s.step("Ready: the migration engine on %s is running with all replicas and snapshots in sync.", to)
-	if !s.o.Confirm {
+	if !confirm {
 		s.outf("volume.longhorn.io %q ready to migrate to %s", s.vol, to)
 		s.infof("The volume still serves I/O from %s. Next:\n  confirm:   %s\n  roll back: %s",
 			from, s.commandLine("migrate", "confirm", s.vol), s.commandLine("migrate", "rollback", s.vol))

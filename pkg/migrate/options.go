@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -16,20 +17,6 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
-)
-
-// Mode is the subcommand.
-type Mode string
-
-const (
-	// ModeMigrate runs the whole sequence (`migrate VOLUME --to NODE`).
-	ModeMigrate Mode = "migrate"
-	// ModeConfirm finishes a migration in flight on its target node.
-	ModeConfirm Mode = "confirm"
-	// ModeRollback abandons a migration in flight.
-	ModeRollback Mode = "rollback"
-	// ModeStatus shows where a migration stands (read-only).
-	ModeStatus Mode = "status"
 )
 
 // Defaults.
@@ -42,78 +29,84 @@ const (
 	minRecoveryTimeout = 2 * time.Minute
 )
 
-// Options is everything migrate needs, filled by flags and Complete,
-// checked by Validate.
-type Options struct {
+// volumeOptions is what every migrate subcommand shares: one VOLUME in
+// the Longhorn namespace, the client and the streams.
+type volumeOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
-	Mode    Mode
-	Volume  string
-	To      string
-	Confirm bool
-	Timeout time.Duration
-	Yes     bool
-	DryRun  string
-	Force   bool
-	Fix     bool
-	// BackupDir receives the objects before --fix changes them.
-	BackupDir string
-	// FieldManager names migrate in managedFields (--field-manager).
-	FieldManager string
-	// Events records Kubernetes Events of a --fix repair (--events).
-	Events bool
-	Output string // status only
-	// PollInterval is how often a wait re-reads the volume.
-	PollInterval time.Duration
-	// Terminal replaces the terminal test of In at the prompt (tests); nil
-	// means cmdutil.IsTerminal.
-	Terminal func(io.Reader) bool
+	Volume string
 
 	args      []string
 	namespace string
-	dryRun    cmdutil.DryRun
 	client    *readstate.Client
 }
 
-// NewOptions returns defaults.
-func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, mode Mode) *Options {
-	return &Options{
-		ConfigFlags:  cf,
-		IOStreams:    streams,
-		Mode:         mode,
-		Timeout:      DefaultTimeout,
-		DryRun:       "none",
-		Output:       "text",
-		PollInterval: DefaultPollInterval,
-		FieldManager: cmdutil.DefaultFieldManager,
-		Events:       true,
-	}
-}
-
-// StatusOutputs are the values of `migrate status -o`.
-var StatusOutputs = []string{"text", "json", "yaml"}
-
-// Complete takes the volume, parses --dry-run and builds the client.
-func (o *Options) Complete(args []string) error {
+// Complete takes the volume and builds the client.
+func (o *volumeOptions) Complete(args []string) error {
 	o.args = args
 	if len(args) == 1 {
 		o.Volume = args[0]
 	}
-	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
-	if err != nil {
-		return err
-	}
-	o.dryRun = d
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
 	c, err := readstate.Ensure(o.client, o.ConfigFlags)
 	o.client = c
 	return err
 }
 
-// Validate checks flag values and arguments before any request; it changes
-// nothing.
-func (o *Options) Validate() error {
+// validateArgs is the last check of every subcommand: exactly one VOLUME.
+func (o *volumeOptions) validateArgs() error {
+	if len(o.args) != 1 {
+		return fmt.Errorf("exactly one VOLUME is required (got %d arguments)", len(o.args))
+	}
+	return nil
+}
+
+// StepOptions are the flags the writing subcommands (migrate, confirm,
+// rollback) share; each one's Options embeds them.
+type StepOptions struct {
+	volumeOptions
+
+	To      string
+	Timeout time.Duration
+	Yes     bool
+	DryRun  string
+	Force   bool
+	// FieldManager names migrate in managedFields (--field-manager).
+	FieldManager string
+	// PollInterval is how often a wait re-reads the volume.
+	PollInterval time.Duration
+	// Terminal replaces the terminal test of In at the prompt (tests); nil
+	// means cmdutil.IsTerminal.
+	Terminal func(io.Reader) bool
+
+	dryRun cmdutil.DryRun
+}
+
+func newStepOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) StepOptions {
+	return StepOptions{
+		volumeOptions: volumeOptions{ConfigFlags: cf, IOStreams: streams},
+		Timeout:       DefaultTimeout,
+		DryRun:        "none",
+		PollInterval:  DefaultPollInterval,
+		FieldManager:  cmdutil.DefaultFieldManager,
+	}
+}
+
+// Complete parses --dry-run, then takes the volume and builds the client.
+func (o *StepOptions) Complete(args []string) error {
+	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	o.dryRun = d
+	return o.volumeOptions.Complete(args)
+}
+
+// validate is every writing subcommand's Validate: the shared flags'
+// values, then the subcommand's own checks (own, first failure first),
+// then the arguments. It changes nothing.
+func (o *StepOptions) validate(own ...error) error {
 	if o.Timeout <= 0 {
 		return errors.New("--timeout must be positive")
 	}
@@ -123,45 +116,149 @@ func (o *Options) Validate() error {
 	if o.PollInterval <= 0 {
 		return errors.New("--poll-interval must be positive")
 	}
-	switch o.Mode {
-	case ModeMigrate:
-		if o.To == "" {
-			return errors.New("--to NODE is required: the Longhorn node to migrate the volume to")
-		}
-	case ModeStatus:
-		ok := false
-		for _, f := range StatusOutputs {
-			ok = ok || f == o.Output
-		}
-		if !ok {
-			return fmt.Errorf("unknown output format %q: use text, json or yaml", o.Output)
+	for _, err := range own {
+		if err != nil {
+			return err
 		}
 	}
-	if o.Fix && o.dryRun != cmdutil.DryRunNone {
+	return o.validateArgs()
+}
+
+// session starts a run of a writing subcommand, with fix the --fix flags
+// of migrate and confirm (zero for rollback).
+func (o *StepOptions) session(ctx context.Context, fix FixOptions) (*session, error) {
+	return newSession(ctx, o, fix, true)
+}
+
+// FixOptions are --fix and its flags (migrate and confirm): repair a
+// #6642 state left by the confirm the way 'fix VOLUME' would.
+type FixOptions struct {
+	Fix bool
+	// BackupDir receives the objects before --fix changes them.
+	BackupDir string
+	// Events records Kubernetes Events of a --fix repair (--events).
+	Events bool
+}
+
+// validateDryRun checks --fix against --dry-run.
+func (o *FixOptions) validateDryRun(d cmdutil.DryRun) error {
+	if o.Fix && d != cmdutil.DryRunNone {
 		return errors.New("--fix cannot be combined with --dry-run")
-	}
-	if len(o.args) != 1 {
-		return fmt.Errorf("exactly one VOLUME is required (got %d arguments)", len(o.args))
 	}
 	return nil
 }
 
-// Run executes the mode. The returned error carries the exit code (see
+// Options is `migrate VOLUME --to NODE`, filled by flags and Complete,
+// checked by Validate.
+type Options struct {
+	StepOptions
+	FixOptions
+	Confirm bool
+}
+
+// NewOptions returns migrate's defaults.
+func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
+	return &Options{StepOptions: newStepOptions(cf, streams), FixOptions: FixOptions{Events: true}}
+}
+
+// Validate checks flag values and arguments before any request; it changes
+// nothing.
+func (o *Options) Validate() error {
+	var noTo error
+	if o.To == "" {
+		noTo = errors.New("--to NODE is required: the Longhorn node to migrate the volume to")
+	}
+	return o.validate(noTo, o.validateDryRun(o.dryRun))
+}
+
+// Run migrates. The returned error carries the exit code (see
 // cmdutil/exit.go).
 func (o *Options) Run(ctx context.Context) error {
-	s, err := newSession(ctx, o)
+	s, err := o.session(ctx, o.FixOptions)
 	if err != nil {
 		return err
 	}
-	switch o.Mode {
-	case ModeMigrate:
-		return s.runMigrate(ctx)
-	case ModeConfirm:
-		return s.runConfirm(ctx)
-	case ModeRollback:
-		return s.runRollback(ctx)
-	case ModeStatus:
-		return s.runStatus(ctx)
+	return s.runMigrate(ctx, o.Confirm)
+}
+
+// ConfirmOptions is `migrate confirm VOLUME`.
+type ConfirmOptions struct {
+	StepOptions
+	FixOptions
+}
+
+// NewConfirmOptions returns confirm's defaults.
+func NewConfirmOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *ConfirmOptions {
+	return &ConfirmOptions{StepOptions: newStepOptions(cf, streams), FixOptions: FixOptions{Events: true}}
+}
+
+// Validate checks flag values and arguments before any request.
+func (o *ConfirmOptions) Validate() error {
+	return o.validate(o.validateDryRun(o.dryRun))
+}
+
+// Run confirms the migration in flight.
+func (o *ConfirmOptions) Run(ctx context.Context) error {
+	s, err := o.session(ctx, o.FixOptions)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("internal error: unknown mode %q", o.Mode)
+	return s.runConfirm(ctx)
+}
+
+// RollbackOptions is `migrate rollback VOLUME`.
+type RollbackOptions struct {
+	StepOptions
+}
+
+// NewRollbackOptions returns rollback's defaults.
+func NewRollbackOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *RollbackOptions {
+	return &RollbackOptions{StepOptions: newStepOptions(cf, streams)}
+}
+
+// Validate checks flag values and arguments before any request.
+func (o *RollbackOptions) Validate() error {
+	return o.validate()
+}
+
+// Run rolls the migration in flight back.
+func (o *RollbackOptions) Run(ctx context.Context) error {
+	s, err := o.session(ctx, FixOptions{})
+	if err != nil {
+		return err
+	}
+	return s.runRollback(ctx)
+}
+
+// StatusOutputs are the values of `migrate status -o`.
+var StatusOutputs = []string{"text", "json", "yaml"}
+
+// StatusOptions is `migrate status VOLUME` (read-only).
+type StatusOptions struct {
+	volumeOptions
+	Output string
+}
+
+// NewStatusOptions returns status's defaults.
+func NewStatusOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *StatusOptions {
+	return &StatusOptions{volumeOptions: volumeOptions{ConfigFlags: cf, IOStreams: streams}, Output: "text"}
+}
+
+// Validate checks -o and the arguments before any request.
+func (o *StatusOptions) Validate() error {
+	if !slices.Contains(StatusOutputs, o.Output) {
+		return fmt.Errorf("unknown output format %q: use text, json or yaml", o.Output)
+	}
+	return o.validateArgs()
+}
+
+// Run prints where the volume's migration stands. A status session has
+// no step flags: it writes nothing and waits for nothing, and reads a
+// volume whose Longhorn version it cannot tell.
+func (o *StatusOptions) Run(ctx context.Context) error {
+	s, err := newSession(ctx, &StepOptions{volumeOptions: o.volumeOptions}, FixOptions{}, false)
+	if err != nil {
+		return err
+	}
+	return s.runStatus(ctx, o.Output)
 }

@@ -49,7 +49,7 @@ func (s *session) afterBadConfirm(ctx context.Context, to string, f detect.Findi
 	}
 	s.infof("Volume %s has %s: the engine to keep is %s on %s, stale: %s.", s.vol, what,
 		orNone(f.Keep), to, orText(strings.Join(f.Stale, ", "), "none identified"))
-	if !s.o.Fix {
+	if !s.fix.Fix {
 		s.infof("Repair it with:\n  %s", fixCmd)
 		s.report()
 		return cmdutil.WithCode(cmdutil.ExitAttention, fmt.Errorf("volume %s has %s; repair it with: %s", s.vol, what, fixCmd))
@@ -71,7 +71,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 		Wait: true, Timeout: s.recoveryTimeout(), PollInterval: s.o.PollInterval,
 		Printer:      &fix.Printer{Out: s.o.Out, ErrOut: s.o.ErrOut, Reporter: s.progress},
 		FieldManager: s.o.FieldManager,
-	}, fix.Backups{Dir: s.o.BackupDir, Now: time.Now()})
+	}, fix.Backups{Dir: s.fix.BackupDir, Now: time.Now()})
 	if err != nil {
 		return stop("--fix: %v, nothing was changed", err)
 	}
@@ -86,7 +86,7 @@ func (s *session) repair(ctx context.Context, to string, f detect.Finding, fixCm
 	}
 	out := r.RepairFresh(ctx, p)
 	// the repair's Events, as fix records them (--events)
-	rec := fix.StartEvents(ctx, s.c, s.ns, s.o.Events, cmdutil.DryRunNone, func(m string) { s.infof("%s", m) })
+	rec := fix.StartEvents(ctx, s.c, s.ns, s.fix.Events, cmdutil.DryRunNone, func(m string) { s.infof("%s", m) })
 	fix.RecordOutcome(rec, fix.VolumeRef(ctx, s.c, s.ns, s.vol, p.Snapshot.VolumeUID), p.Action, out)
 	rec.Close(fix.EventFlushTimeout)
 	if out.Result != fix.ResultRepaired {

@@ -12,7 +12,7 @@ import (
 // verify the volume back on the node it is attached to. Exit 0 means rolled
 // back and verified, as asked.
 func (s *session) runRollback(ctx context.Context) error {
-	snap, done, err := s.readInFlight(ctx)
+	snap, done, err := s.readInFlight(ctx, true)
 	if done {
 		return err
 	}
@@ -52,17 +52,17 @@ func (s *session) runRollback(ctx context.Context) error {
 // readInFlight reads the volume for confirm and rollback. A migration that
 // lost an end (its volume crash-detached, or without its node) has a
 // repair of its own: readInFlight runs it and returns its result with done
-// set.
-func (s *session) readInFlight(ctx context.Context) (snap *snapshot, done bool, err error) {
+// set; rollback says which of the two asked.
+func (s *session) readInFlight(ctx context.Context, rollback bool) (snap *snapshot, done bool, err error) {
 	snap, err = s.read(ctx)
 	if err != nil {
 		return nil, true, noCheck(err)
 	}
 	if nodes := snap.crashDetached(); nodes != nil {
-		return nil, true, s.runCrashDetached(ctx, snap, nodes)
+		return nil, true, s.runCrashDetached(ctx, snap, nodes, rollback)
 	}
 	if src, tgt := snap.withoutNode(); src != "" {
-		return nil, true, s.runWithoutNode(ctx, snap, src, tgt)
+		return nil, true, s.runWithoutNode(ctx, snap, src, tgt, rollback)
 	}
 	return snap, false, nil
 }

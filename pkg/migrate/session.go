@@ -17,7 +17,8 @@ import (
 // session is one run of a migrate subcommand: the client, the Longhorn
 // version read once, the driver it selects, and the steps taken so far.
 type session struct {
-	o     *Options
+	o     *StepOptions
+	fix   FixOptions
 	c     *readstate.Client
 	ns    string
 	vol   string
@@ -32,14 +33,16 @@ type session struct {
 	progress *progress.Reporter
 }
 
-func newSession(ctx context.Context, o *Options) (*session, error) {
-	s := &session{o: o, c: o.client, ns: o.namespace, vol: o.Volume, t0: time.Now(),
+// newSession reads the Longhorn version; a subcommand that writes
+// (writes set) needs to know it, status shows what it can without.
+func newSession(ctx context.Context, o *StepOptions, fix FixOptions, writes bool) (*session, error) {
+	s := &session{o: o, fix: fix, c: o.client, ns: o.namespace, vol: o.Volume, t0: time.Now(),
 		progress: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor("auto", o.ErrOut)))}
 	v, src, err := readstate.ReadVersion(ctx, s.c, s.ns)
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
-	if !v.Known() && o.Mode != ModeStatus {
+	if !v.Known() && writes {
 		return nil, cmdutil.WithCode(cmdutil.ExitNoCheck, fmt.Errorf("cannot tell the Longhorn version in namespace %q (%s): the migration mechanism depends on it; is -n right?", s.ns, src))
 	}
 	s.ver, s.drv = v, driverFor(v)

@@ -68,13 +68,13 @@ type Status struct {
 }
 
 // runStatus prints where the volume's migration stands. Read-only.
-func (s *session) runStatus(ctx context.Context) error {
+func (s *session) runStatus(ctx context.Context, output string) error {
 	snap, err := s.read(ctx)
 	if err != nil {
 		return noCheck(err)
 	}
 	st := s.status(ctx, snap)
-	switch s.o.Output {
+	switch output {
 	case "json":
 		return cmdutil.PrintJSON(s.o.Out, st)
 	case "yaml":

@@ -376,7 +376,7 @@ func TestWorkloadUsage(t *testing.T) {
 // any), three spaces between columns, nothing after the last.
 func TestColumns(t *testing.T) {
 	var out bytes.Buffer
-	s := &session{o: &Options{IOStreams: genericiooptions.IOStreams{Out: &out}}}
+	s := &session{o: &StepOptions{volumeOptions: volumeOptions{IOStreams: genericiooptions.IOStreams{Out: &out}}}}
 	s.columns([][]string{{"ENGINE", "NODE", "STATE"}, {"e-1", "nœud-b", "running"}, {"e-22", "n", "stopped"}})
 	want := "ENGINE   NODE     STATE\ne-1      nœud-b   running\ne-22     n        stopped\n"
 	if out.String() != want {

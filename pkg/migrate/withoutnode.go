@@ -32,10 +32,11 @@ func (e *withoutNodeError) Error() string {
 // controller was seen to take: remove the target's ticket, and the volume
 // is attached again on the source. So confirm refuses and points at
 // rollback, which makes that write, pinned and decided again on a fresh
-// read, and verifies the volume on the source.
-func (s *session) runWithoutNode(ctx context.Context, snap *snapshot, source, target string) error {
+// read, and verifies the volume on the source. rollback says which of the
+// two asked.
+func (s *session) runWithoutNode(ctx context.Context, snap *snapshot, source, target string, rollback bool) error {
 	wn := &withoutNodeError{version: snap.version, source: source, target: target}
-	if s.o.Mode == ModeConfirm {
+	if !rollback {
 		s.infof("Volume %s: %v.", s.vol, wn)
 		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("refusing to confirm the migration of volume %s: Longhorn dropped it when it detached the volume; nothing was changed; resume the volume on %s with: %s",
 			s.vol, source, s.commandLine("migrate", "rollback", s.vol)))

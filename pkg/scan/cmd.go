@@ -99,12 +99,11 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
 )
 
 // NewCmdDescribe is `describe`, scan's per-volume view, as kubectl's
-// describe is get's: it runs scan's Options with Describe set. scan VOLUME
-// stays one table row (and -o json) for scripts, describe is for a person
-// deciding about one volume.
+// describe is get's: its own Options over the read side scan has
+// (ReadOptions). scan VOLUME stays one table row (and -o json) for
+// scripts, describe is for a person deciding about one volume.
 func NewCmdDescribe(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := NewOptions(cf, streams)
-	o.Describe = true
+	o := NewDescribeOptions(cf, streams)
 	c := &cobra.Command{
 		Use:               "describe VOLUME...",
 		Short:             describeShort,

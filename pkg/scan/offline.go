@@ -7,6 +7,7 @@ import (
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
@@ -15,14 +16,15 @@ import (
 // yields, so detection, the report and the exit codes are the same; the
 // bundle's manager logs add evidence after classification.
 
-func (o *Options) runOffline(ctx context.Context) error {
+// readOffline is read from a bundle or files.
+func (o *ReadOptions) readOffline(ctx context.Context) (*longhorn.State, detect.Result, string, []string, error) {
 	warnf := cmdutil.Warnf(o.ErrOut)
 	oo := readstate.OfflineOptions{
 		Volumes: o.Volumes, Selector: o.Selector, Warnf: warnf,
 	}
 	off, err := o.Input.Load(ctx, o.In, o.ConfigFlags, oo)
 	if err != nil {
-		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+		return nil, detect.Result{}, "", nil, cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	skipOrphans := oo.Partial()
 	if off.OrphansUnreliable != "" && !skipOrphans {
@@ -33,7 +35,7 @@ func (o *Options) runOffline(ctx context.Context) error {
 	dopts := detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: skipOrphans}
 	res := detect.Classify(st, dopts)
 	detect.AttachLogs(st, &res, logEvidence(off, oo.Partial()), dopts)
-	return o.print(st, res, off.Source, off.Incomplete)
+	return st, res, off.Source, off.Incomplete, nil
 }
 
 // logEvidence converts the loader's evidence; with a volume selection only

@@ -16,40 +16,30 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 )
 
-// Options is everything `scan` needs, filled by flags and Complete, checked
-// by Validate.
-type Options struct {
+// ReadOptions is the read side scan and describe share: where the state
+// comes from (the cluster, --bundle or -f), which volumes, and how it is
+// classified. Each command's Options embeds it and adds its own output.
+type ReadOptions struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
 
 	Volumes          []string
 	Selector         string
-	Output           string
-	NoHeaders        bool
 	Color            string
 	PendingThreshold time.Duration
 	ChunkSize        int
 	// Input reads a support bundle or YAML/JSON files instead of the
 	// cluster (offline.go).
 	readstate.Input
-	// Describe prints a block per named volume instead of the table
-	// (`describe`); it needs at least one volume.
-	Describe bool
-	// Node shows what holds that node's drain instead of the table
-	// (drain.go).
-	Node string
 
 	namespace string
 	client    *readstate.Client
-	ctx       context.Context // of Run, for reading the Events describe shows
 }
 
-// NewOptions returns defaults.
-func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
-	return &Options{
+func newReadOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) ReadOptions {
+	return ReadOptions{
 		ConfigFlags:      cf,
 		IOStreams:        streams,
-		Output:           "table",
 		Color:            "auto",
 		PendingThreshold: detect.DefaultPendingThreshold,
 		ChunkSize:        readstate.DefaultPageSize,
@@ -57,12 +47,69 @@ func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 }
 
 // Complete resolves the namespace and the client.
-func (o *Options) Complete(args []string) error {
+func (o *ReadOptions) Complete(args []string) error {
 	o.Volumes = args
 	o.namespace = cmdutil.Namespace(o.ConfigFlags)
 	c, err := o.Input.Client(o.client, o.ConfigFlags)
 	o.client = c
 	return err
+}
+
+// validateRead checks the read side's flag values, after the input flags
+// (Input.Validate) and the command's own. Parsed here, as kubectl does, so
+// a typo is a usage error and never reaches the server.
+func (o *ReadOptions) validateRead() error {
+	if o.Selector != "" {
+		if _, err := labels.Parse(o.Selector); err != nil {
+			return fmt.Errorf("invalid label selector %q: %w", o.Selector, err)
+		}
+	}
+	if o.ChunkSize <= 0 {
+		return fmt.Errorf("--chunk-size must be positive")
+	}
+	if o.PendingThreshold <= 0 {
+		return fmt.Errorf("--pending-threshold must be positive")
+	}
+	return cmdutil.ValidateColor(o.Color)
+}
+
+// read loads the state from the cluster or the offline input and
+// classifies it. source names where it came from; with incomplete set the
+// read covered only part of the input. Its error carries exit code 2.
+func (o *ReadOptions) read(ctx context.Context) (st *longhorn.State, res detect.Result, source string, incomplete []string, err error) {
+	if o.Offline() {
+		return o.readOffline(ctx)
+	}
+	lo := readstate.LoadOptions{
+		Namespace: o.namespace, Volumes: o.Volumes, Selector: o.Selector, PageSize: o.ChunkSize,
+		Warnf: cmdutil.Warnf(o.ErrOut),
+	}
+	st, err = readstate.Load(ctx, o.client, lo)
+	if err != nil {
+		return nil, res, "", nil, cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
+	res = detect.Classify(st, detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: lo.Partial()})
+	return st, res, "cluster", nil, nil
+}
+
+// Client exposes the client for completion helpers.
+func (o *ReadOptions) Client() *readstate.Client { return o.client }
+
+// Options is everything `scan` needs, filled by flags and Complete, checked
+// by Validate.
+type Options struct {
+	ReadOptions
+
+	Output    string
+	NoHeaders bool
+	// Node shows what holds that node's drain instead of the table
+	// (drain.go).
+	Node string
+}
+
+// NewOptions returns defaults.
+func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
+	return &Options{ReadOptions: newReadOptions(cf, streams), Output: "table"}
 }
 
 // Validate checks flag values before any request.
@@ -76,26 +123,10 @@ func (o *Options) Validate() error {
 	if o.Node != "" && (len(o.Volumes) > 0 || o.Selector != "" || (o.Output != "table" && o.Output != "json")) {
 		return fmt.Errorf("--node takes no volume, no -l, and -o table or json only")
 	}
-	if o.Describe && o.Output != "table" {
-		return fmt.Errorf("describe has no -o: use scan -o json|yaml for a report")
-	}
 	if o.NoHeaders && o.Output != "table" && o.Output != "wide" {
 		return fmt.Errorf("--no-headers applies to -o table and wide only, not -o %s", o.Output)
 	}
-	// Parsed here, as kubectl does, so a typo is a usage error and never
-	// reaches the server.
-	if o.Selector != "" {
-		if _, err := labels.Parse(o.Selector); err != nil {
-			return fmt.Errorf("invalid label selector %q: %w", o.Selector, err)
-		}
-	}
-	if o.ChunkSize <= 0 {
-		return fmt.Errorf("--chunk-size must be positive")
-	}
-	if o.PendingThreshold <= 0 {
-		return fmt.Errorf("--pending-threshold must be positive")
-	}
-	return cmdutil.ValidateColor(o.Color)
+	return o.validateRead()
 }
 
 // ValidateOutput checks an -o value.
@@ -111,20 +142,11 @@ func ValidateOutput(format string) error {
 // Run scans and prints. The returned error carries the exit code: 1 when a
 // finding needs attention, 2 when the cluster could not be checked.
 func (o *Options) Run(ctx context.Context) error {
-	if o.Offline() {
-		return o.runOffline(ctx)
-	}
-	lo := readstate.LoadOptions{
-		Namespace: o.namespace, Volumes: o.Volumes, Selector: o.Selector, PageSize: o.ChunkSize,
-		Warnf: cmdutil.Warnf(o.ErrOut),
-	}
-	st, err := readstate.Load(ctx, o.client, lo)
+	st, res, source, incomplete, err := o.read(ctx)
 	if err != nil {
-		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+		return err
 	}
-	res := detect.Classify(st, detect.Options{PendingThreshold: o.PendingThreshold, SkipOrphans: lo.Partial()})
-	o.ctx = ctx
-	return o.print(st, res, "cluster", nil)
+	return o.print(st, res, source, incomplete)
 }
 
 // print prints the report. With incomplete set, the check covered only part
@@ -139,19 +161,6 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 	r := NewReport(st, res, source)
 	r.Incomplete = incomplete
 	r.Healthy = namedHealthy(st, res, o.Volumes)
-	if o.Describe {
-		p := cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))
-		if err := o.describeAll(o.ctx, st, res, p); err != nil {
-			return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
-		}
-		if err := incompleteError(r, incomplete); err != nil {
-			return err
-		}
-		if r.NeedsAttention() {
-			return cmdutil.Silent(cmdutil.ExitNeedsAction)
-		}
-		return nil
-	}
 	structured := o.Output == "json" || o.Output == "yaml" || o.Output == "name"
 	p := cmdutil.NewPainter(!structured && cmdutil.UseColor(o.Color, o.Out))
 	if err := Print(o.Out, r, o.Output, o.NoHeaders, p, cmdutil.TerminalWidth(o.Out)); err != nil {
@@ -168,14 +177,16 @@ func (o *Options) print(st *longhorn.State, res detect.Result, source string, in
 		}
 		fmt.Fprintln(o.ErrOut, line)
 	}
+	return exitForReport(r)
+}
+
+// exitForReport is exit 1 when a finding needs attention, else nil.
+func exitForReport(r *Report) error {
 	if r.NeedsAttention() {
 		return cmdutil.Silent(cmdutil.ExitNeedsAction)
 	}
 	return nil
 }
-
-// Client exposes the client for completion helpers.
-func (o *Options) Client() *readstate.Client { return o.client }
 
 // incompleteError is exit 2 naming what could not be read, or nil when the
 // check covered all of its input.

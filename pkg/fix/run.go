@@ -1,6 +1,7 @@
 // Package fix implements `kubectl longhorn-engines fix`: repair volumes stuck
 // with more than one active engine (longhorn/longhorn#6642) without ever
-// touching the engine that serves I/O.
+// touching the engine that serves I/O. Its command line is pkg/fixcmd,
+// which compiles the flags into a Config; this package knows no flags.
 //
 // A run plans from one fresh read and detect's classification, prints the
 // plan, asks (or needs --yes), then runs for each volume the Repairer
@@ -15,136 +16,55 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/progress"
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
 )
 
-// Options is everything `fix` needs, filled by flags and Complete, checked
-// by Validate.
-type Options struct {
-	ConfigFlags *genericclioptions.ConfigFlags
+// Config is one run of `fix` on named volumes or --all, as pkg/fixcmd
+// compiles it from the command line: the Repairer's settings and what the
+// run does around them (the prompt, the backups, the workers, the Events).
+type Config struct {
 	genericiooptions.IOStreams
+	// Target names the cluster at the prompt (cmdutil.Target); it is
+	// asked only when the run prompts, and must be set.
+	Target func() string
 
-	Volumes   []string
-	All       bool
-	Yes       bool
-	DryRun    string
-	Strategy  string
-	BackupDir string
-	BackupTo  string
-	Wait      bool
-	Timeout   time.Duration
-	Parallel  int
-	Color     string
+	// Settings are the Repairer's: the client, the namespace, the strategy,
+	// the dry run, the wait and its timeout, the field manager and the
+	// pending threshold (also the plan's). Run adds the printer and the
+	// poll interval.
+	Settings Settings
+	// Volumes are the volumes named; none with --all.
+	Volumes []string
+	// Yes applies the plan without asking.
+	Yes bool
+	// Backups say where the objects go before a write; Run sets Now.
+	Backups Backups
+	// Parallel is how many volumes are repaired at the same time.
+	Parallel int
+	// Color is --color: auto, always or never.
+	Color string
 	// Events records Kubernetes Events on the volumes (--events).
 	Events bool
-	// FieldManager names fix in managedFields (--field-manager).
-	FieldManager string
-	// PendingThreshold is how long a clean-up may wait before it counts as
-	// lasting (--pending-threshold), as scan and preflight count it.
-	PendingThreshold time.Duration
 	// Hooks are set by tests only.
 	Hooks Hooks
-
-	// resolved is what Complete made of the flags.
-	resolved Settings
-	now      func() time.Time
-}
-
-// NewOptions returns the defaults.
-func NewOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *Options {
-	return &Options{
-		ConfigFlags:      cf,
-		IOStreams:        streams,
-		DryRun:           string(cmdutil.DryRunNone),
-		Strategy:         string(StrategyAuto),
-		BackupTo:         BackupToDir,
-		Wait:             true,
-		Timeout:          5 * time.Minute,
-		Parallel:         1,
-		Color:            "auto",
-		Events:           true,
-		FieldManager:     cmdutil.DefaultFieldManager,
-		PendingThreshold: detect.DefaultPendingThreshold,
-		now:              time.Now,
-	}
-}
-
-// Complete takes the volume names and resolves the flags (Resolve).
-func (o *Options) Complete(args []string) error {
-	o.Volumes = args
-	var err error
-	o.resolved, err = o.Resolve(o.resolved.Client)
-	return err
-}
-
-// Resolve makes of fix's flags the Settings of a Repairer, for fix and fix
-// --watch alike: --strategy and --dry-run parsed, the namespace, the client
-// (c when a test gave one), --wait, --timeout and --field-manager. The
-// caller adds the printer and what is its own.
-func (o *Options) Resolve(c *readstate.Client) (Settings, error) {
-	s, err := ParseStrategy(o.Strategy)
-	if err != nil {
-		return Settings{}, err
-	}
-	d, err := cmdutil.DryRunFlag(o.DryRun, o.ErrOut)
-	if err != nil {
-		return Settings{}, err
-	}
-	c, err = readstate.Ensure(c, o.ConfigFlags)
-	if err != nil {
-		return Settings{}, err
-	}
-	return Settings{
-		Client: c, Namespace: cmdutil.Namespace(o.ConfigFlags), Strategy: s, DryRun: d,
-		Wait: o.Wait, Timeout: o.Timeout, FieldManager: o.FieldManager,
-	}, nil
-}
-
-// Validate checks the selection and flag values before any request; it
-// changes nothing.
-func (o *Options) Validate() error {
-	switch {
-	case len(o.Volumes) == 0 && !o.All:
-		return errors.New("no volume selected: name the volumes to repair (kubectl longhorn-engines fix VOLUME...) or pass --all; 'kubectl longhorn-engines scan' lists the affected ones")
-	case len(o.Volumes) > 0 && o.All:
-		return errors.New("name volumes or pass --all, not both")
-	}
-	if o.Timeout <= 0 {
-		return errors.New("--timeout must be positive")
-	}
-	if o.Parallel < 1 {
-		return errors.New("--parallel must be at least 1")
-	}
-	if o.PendingThreshold <= 0 {
-		return errors.New("--pending-threshold must be positive")
-	}
-	if err := ValidateBackupTo(o.BackupTo); err != nil {
-		return err
-	}
-	if err := cmdutil.ValidateFieldManager(o.FieldManager); err != nil {
-		return err
-	}
-	return cmdutil.ValidateColor(o.Color)
 }
 
 // Run plans, asks, repairs and reports. The error carries the exit code.
-func (o *Options) Run(ctx context.Context) error {
+func (o *Config) Run(ctx context.Context) error {
 	pr := &Printer{Out: o.Out, ErrOut: o.ErrOut, Paint: cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out)),
 		Reporter: progress.New(o.ErrOut, cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.ErrOut)))}
 	warnf := func(f string, a ...any) { pr.Progress("warning: "+f, a...) }
-	plan, err := loadPlan(ctx, o.resolved.Client, o.resolved.Namespace, o.Volumes, o.resolved.Strategy, detect.Options{PendingThreshold: o.PendingThreshold}, warnf)
+	plan, err := loadPlan(ctx, o.Settings.Client, o.Settings.Namespace, o.Volumes, o.Settings.Strategy, detect.Options{PendingThreshold: o.Settings.PendingThreshold}, warnf)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
 	}
 	pr.Plan(plan)
-	ev := StartEvents(ctx, o.resolved.Client, o.resolved.Namespace, o.Events, o.resolved.DryRun, func(s string) { pr.Progress("%s", s) })
+	ev := StartEvents(ctx, o.Settings.Client, o.Settings.Namespace, o.Events, o.Settings.DryRun, func(s string) { pr.Progress("%s", s) })
 	defer ev.Close(EventFlushTimeout)
 
 	outs := make([]Outcome, len(plan.Volumes))
@@ -164,7 +84,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return exitErr(outs)
 	}
 
-	if o.resolved.DryRun == cmdutil.DryRunClient {
+	if o.Settings.DryRun == cmdutil.DryRunClient {
 		for _, i := range acting {
 			p := plan.Volumes[i]
 			ws := p.Writes()
@@ -176,9 +96,9 @@ func (o *Options) Run(ctx context.Context) error {
 		pr.Summary(outs, "")
 		return exitErr(outs)
 	}
-	if o.resolved.DryRun == cmdutil.DryRunNone && !o.Yes {
-		p := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal, Target: cmdutil.Target(o.ConfigFlags)}
-		if err := p.Confirm(ctx, fmt.Sprintf("Apply this plan to %d volume(s) in namespace %s?", len(acting), o.resolved.Namespace), cmdutil.ExitNeedsAction,
+	if o.Settings.DryRun == cmdutil.DryRunNone && !o.Yes {
+		p := cmdutil.Prompt{In: o.In, ErrOut: o.ErrOut, Terminal: o.Hooks.Terminal, Target: o.Target()}
+		if err := p.Confirm(ctx, fmt.Sprintf("Apply this plan to %d volume(s) in namespace %s?", len(acting), o.Settings.Namespace), cmdutil.ExitNeedsAction,
 			"nothing was changed", "nothing was changed; review the plan above, then re-run with --yes (or --dry-run=server to test it)"); err != nil {
 			return err
 		}
@@ -190,9 +110,10 @@ func (o *Options) Run(ctx context.Context) error {
 		return cmdutil.WithCode(cmdutil.ExitNeedsAction, errors.New("stopped before any change: nothing was changed"))
 	}
 
-	set := o.resolved
-	set.PollInterval, set.Printer, set.PendingThreshold = o.Hooks.PollInterval, pr, o.PendingThreshold
-	r, err := NewRepairer(set, Backups{Dir: o.BackupDir, To: o.BackupTo, Now: o.now()})
+	set, backups := o.Settings, o.Backups
+	set.PollInterval, set.Printer = o.Hooks.PollInterval, pr
+	backups.Now = time.Now()
+	r, err := NewRepairer(set, backups)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitNeedsAction, fmt.Errorf("%w: nothing was changed", err))
 	}
@@ -229,7 +150,7 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 // repairAll runs the pipeline over the acting volumes with --parallel workers.
-func (o *Options) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting []int, outs []Outcome, ev *volevents.Recorder) {
+func (o *Config) repairAll(ctx context.Context, r *Repairer, plan *Plan, acting []int, outs []Outcome, ev *volevents.Recorder) {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < o.Parallel && w < len(acting); w++ {

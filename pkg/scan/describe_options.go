@@ -7,6 +7,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
@@ -15,11 +17,50 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/volevents"
 )
 
+// DescribeOptions is everything `describe` needs: what scan reads (the
+// cluster, --bundle or -f), printed as a block per named volume instead of
+// the table. Cobra has checked that at least one volume is named.
+type DescribeOptions struct {
+	ReadOptions
+}
+
+// NewDescribeOptions returns defaults.
+func NewDescribeOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *DescribeOptions {
+	return &DescribeOptions{ReadOptions: newReadOptions(cf, streams)}
+}
+
+// Validate checks flag values before any request.
+func (o *DescribeOptions) Validate() error {
+	if err := o.Input.Validate(); err != nil {
+		return err
+	}
+	return o.validateRead()
+}
+
+// Run reads and classifies as scan does, then prints each named volume's
+// block. The returned error carries scan's exit code: 1 when a volume
+// needs attention, 2 when it could not be checked.
+func (o *DescribeOptions) Run(ctx context.Context) error {
+	st, res, source, incomplete, err := o.read(ctx)
+	if err != nil {
+		return err
+	}
+	p := cmdutil.NewPainter(cmdutil.UseColor(o.Color, o.Out))
+	if err := o.describeAll(ctx, st, res, p); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitNoCheck, err)
+	}
+	r := NewReport(st, res, source)
+	if err := incompleteError(r, incomplete); err != nil {
+		return err
+	}
+	return exitForReport(r)
+}
+
 // describeAll prints describe's blocks and, when reading a cluster, each
 // volume's Events after its block, as kubectl describe does: those of
 // Longhorn's controllers and of this plugin (fix and the guard).
-func (o *Options) describeAll(ctx context.Context, st *longhorn.State, res detect.Result, p cmdutil.Painter) error {
-	if o.Offline() || o.client == nil || ctx == nil {
+func (o *DescribeOptions) describeAll(ctx context.Context, st *longhorn.State, res detect.Result, p cmdutil.Painter) error {
+	if o.Offline() || o.client == nil {
 		return Describe(o.Out, st, res, o.Volumes, p, cmdutil.TerminalWidth(o.Out))
 	}
 	for i, name := range o.Volumes {
@@ -39,7 +80,7 @@ func (o *Options) describeAll(ctx context.Context, st *longhorn.State, res detec
 // printEvents writes the Events: section of one volume. Events are not part
 // of the check: when they cannot be read the section says so and the exit
 // code does not change.
-func (o *Options) printEvents(ctx context.Context, w io.Writer, st *longhorn.State, name string) error {
+func (o *DescribeOptions) printEvents(ctx context.Context, w io.Writer, st *longhorn.State, name string) error {
 	v := volevents.Volume{Namespace: st.Namespace, Name: name}
 	for _, x := range st.Volumes {
 		if x.Name == name {
