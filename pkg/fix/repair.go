@@ -112,13 +112,7 @@ func (r *Repairer) act(ctx context.Context, f *Fresh) Outcome {
 		fresh.Volume, fresh.Keep.Name, fresh.Keep.UID, refsForLog(fresh.Stale), fresh.Action, fresh.Version)
 
 	if r.DryRun == cmdutil.DryRunClient {
-		ws := fresh.Writes()
-		for _, w := range ws {
-			r.Printer.Changed(w.Resource, w.Name, w.Verb, r.DryRun)
-		}
-		out.Changed = writeNames(ws)
-		out.Result, out.Detail = ResultDryRun, "client dry run, nothing sent: would write "+writesPhrase(ws)+keepPhrase(fresh)
-		return r.report(out)
+		return r.report(clientDryRun(r.Printer, fresh))
 	}
 	if r.DryRun != cmdutil.DryRunServer {
 		if r.Backup == nil {
@@ -478,4 +472,15 @@ func (r *Repairer) Plan(ctx context.Context, vol string) (*Fresh, error) {
 		return nil, fmt.Errorf("volume %q not found in namespace %q", vol, r.Namespace)
 	}
 	return r.planFresh(vr, vol), nil
+}
+
+// clientDryRun is a client dry run's one output: kubectl's change line for
+// each write p would send, and its outcome. Nothing is sent.
+func clientDryRun(pr *Printer, p Planned) Outcome {
+	ws := p.Writes()
+	for _, w := range ws {
+		pr.Changed(w.Resource, w.Name, w.Verb, cmdutil.DryRunClient)
+	}
+	return Outcome{Volume: p.Volume, Result: ResultDryRun, Changed: writeNames(ws),
+		Detail: "client dry run, nothing sent: would write " + writesPhrase(ws) + keepPhrase(p)}
 }

@@ -86,12 +86,7 @@ func (o *Config) Run(ctx context.Context) error {
 
 	if o.Settings.DryRun == cmdutil.DryRunClient {
 		for _, i := range acting {
-			p := plan.Volumes[i]
-			ws := p.Writes()
-			for _, w := range ws {
-				pr.Changed(w.Resource, w.Name, w.Verb, cmdutil.DryRunClient)
-			}
-			outs[i] = Outcome{Volume: p.Volume, Result: ResultDryRun, Detail: "client dry run, nothing sent: would write " + writesPhrase(ws) + keepPhrase(p), Changed: writeNames(ws)}
+			outs[i] = clientDryRun(pr, plan.Volumes[i])
 		}
 		pr.Summary(outs, "")
 		return exitErr(outs)
