@@ -40,3 +40,12 @@ func UsageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 func EnumCompletion(c *cobra.Command, flag string, values []string) {
 	_ = c.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 }
+
+// Command is c run as kubectl runs a command's Options: its RunE is
+// CompleteValidateRun of o.
+func Command(o Options, c *cobra.Command) *cobra.Command {
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		return CompleteValidateRun(cmd.Context(), o, args)
+	}
+	return c
+}

@@ -46,7 +46,7 @@ var (
 // then Complete, Validate and Run.
 func NewCmdMigrate(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewOptions(cf, streams)
-	c := &cobra.Command{
+	c := cmdutil.Command(o, &cobra.Command{
 		Use:   "migrate VOLUME --to NODE",
 		Short: migrateShort,
 		Long: `Live-migrate a migratable RWX Longhorn volume to another node, one checked step at
@@ -104,10 +104,7 @@ own). After the confirm nothing is rolled back: it cannot be undone.
 		Example:           migrateExample,
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
-		},
-	}
+	})
 	f := c.Flags()
 	f.StringVar(&o.To, "to", "", "The Longhorn node to migrate the volume to (required)")
 	f.BoolVar(&o.Confirm, "confirm", false, "Confirm once the migration engine is ready, then verify (default: stop there)")
@@ -194,17 +191,14 @@ func newCmdRollback(cf *genericclioptions.ConfigFlags, streams genericiooptions.
 // newCmdVolume is a subcommand on one VOLUME (confirm, rollback, status),
 // without its flags.
 func newCmdVolume(cf *genericclioptions.ConfigFlags, name, short, long, example string, o cmdutil.Options) *cobra.Command {
-	return &cobra.Command{
+	return cmdutil.Command(o, &cobra.Command{
 		Use:               name + " VOLUME",
 		Short:             short,
 		Long:              long,
 		Example:           example,
 		ValidArgsFunction: complete.Volumes(cf),
 		Args:              cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
-		},
-	}
+	})
 }
 
 // addStepTargetFlags adds confirm's or rollback's --to and the step flags,

@@ -53,16 +53,13 @@ Exit status:
 // Complete, Validate and Run.
 func NewCmdPreflight(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewOptions(cf, streams)
-	c := &cobra.Command{
+	c := cmdutil.Command(o, &cobra.Command{
 		Use:     "preflight [--to VERSION]",
 		Short:   preflightShort,
 		Long:    preflightLong,
 		Example: preflightExample,
 		Args:    cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
-		},
-	}
+	})
 	f := c.Flags()
 	f.StringVar(&o.To, "to", "", "The Longhorn release the upgrade goes to (e.g. v1.6.2): whether it fixes longhorn#6642 and the path to it")
 	f.DurationVar(&o.Window, "for", o.Window, "The upgrade window: the --for of the recommended guard")

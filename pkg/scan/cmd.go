@@ -55,16 +55,13 @@ Exit status, like 'kubectl diff':
 // Validate and Run.
 func NewCmdScan(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewOptions(cf, streams)
-	c := &cobra.Command{
+	c := cmdutil.Command(o, &cobra.Command{
 		Use:               "scan [VOLUME...]",
 		Short:             scanShort,
 		Long:              scanLong,
 		Example:           scanExample,
 		ValidArgsFunction: complete.Volumes(cf),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
-		},
-	}
+	})
 	f := c.Flags()
 	f.StringVarP(&o.Selector, "selector", "l", "", "Label selector on volumes (e.g. -l recurring-job.longhorn.io/source=enabled)")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml or name")
@@ -104,17 +101,14 @@ It reads what scan reads (the cluster, --bundle or -f) and exits as scan does:
 // scripts, describe is for a person deciding about one volume.
 func NewCmdDescribe(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewDescribeOptions(cf, streams)
-	c := &cobra.Command{
+	c := cmdutil.Command(o, &cobra.Command{
 		Use:               "describe VOLUME...",
 		Short:             describeShort,
 		Long:              describeLong,
 		Example:           describeExample,
 		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: complete.Volumes(cf),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.CompleteValidateRun(cmd.Context(), o, args)
-		},
-	}
+	})
 	f := c.Flags()
 	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
