@@ -394,10 +394,11 @@ func (r *Repairer) waitVerified(ctx context.Context, p Planned, out Outcome) Out
 			return progress.Look{Status: "the volume is gone"}, nil
 		}
 		engines := progress.Engines(p.Volume, vr.state.Engines)
-		v := verify(vr.state, p, r.PendingThreshold)
+		verifier := verify
 		if p.VolumeWrite() {
-			v = verifyCleared(vr.state, p, r.PendingThreshold)
+			verifier = verifyCleared
 		}
+		v := verifier(vr.state, p, r.PendingThreshold)
 		if v.Inverted {
 			r.stopped.Store(true)
 			out.Result, out.Recovery = ResultInverted, v.Recovery
