@@ -10,20 +10,11 @@ import (
 
 var suite lhreal.Suite
 
+// TestMain starts one API server per release with that release's own CRDs
+// (lhreal.StartServers), as internal/realtest does.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
-}
-
-// run starts one API server per release with that release's own CRDs
-// (lhreal.StartServers), as internal/realtest does.
-func run(m *testing.M) int {
-	if suite.Short() {
-		return m.Run()
-	}
-	suite.Start(selectedReleases(), !simOracle())
-	defer suite.Stop()
-	return m.Run()
+	os.Exit(suite.Run(m, selectedReleases(), !simOracle()))
 }
 
 // selectedReleases are lhreal.Releases(), or the one EXPLORE_RELEASE names.

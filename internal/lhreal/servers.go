@@ -85,6 +85,17 @@ func (s *Suite) Short() bool {
 // Start starts a server per release (StartServers).
 func (s *Suite) Start(releases []string, build bool) { s.srv = StartServers(releases, build) }
 
+// Run is the body of a TestMain: under -short the tests alone (they skip),
+// otherwise Start, the tests, Stop.
+func (s *Suite) Run(m *testing.M, releases []string, build bool) int {
+	if s.Short() {
+		return m.Run()
+	}
+	s.Start(releases, build)
+	defer s.Stop()
+	return m.Run()
+}
+
 // Stop stops the servers Start started.
 func (s *Suite) Stop() {
 	if s.srv != nil {

@@ -43,9 +43,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	// One API server per release, with that release's own CRDs.
-	suite.Start(lhreal.Releases(), true)
-	code := m.Run()
-	suite.Stop()
+	code := suite.Run(m, lhreal.Releases(), true)
 	if err := writeMatrix(); err != nil {
 		fmt.Fprintln(os.Stderr, "realtest: write the support matrix record:", err)
 		return 1

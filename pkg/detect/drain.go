@@ -65,13 +65,13 @@ func DrainView(st *longhorn.State, res Result, node string) []NodeDrain {
 			byVolume[f.Volume] = f
 		}
 	}
-	engines := map[string]*longhorn.Engine{}
+	// the volume of each process that has a CR, by the process's name
+	engines, replicas := map[string]string{}, map[string]string{}
 	for i := range st.Engines {
-		engines[st.Engines[i].Name] = &st.Engines[i]
+		engines[st.Engines[i].Name] = longhorn.VolumeOf(&st.Engines[i])
 	}
-	replicas := map[string]*longhorn.Replica{}
 	for i := range st.Replicas {
-		replicas[st.Replicas[i].Name] = &st.Replicas[i]
+		replicas[st.Replicas[i].Name] = longhorn.VolumeOf(&st.Replicas[i])
 	}
 	var notChecked []string
 	if !st.InstanceManagersRead {
@@ -108,30 +108,15 @@ func DrainView(st *longhorn.State, res Result, node string) []NodeDrain {
 			d.PDBs = append(d.PDBs, DrainPDB{Name: p.Name, InstanceManager: im.Name, MinAvailable: p.MinAvailable, DisruptionsAllowed: p.DisruptionsAllowed})
 			d.Holding = d.Holding || p.Holds()
 		}
-		for _, name := range im.EngineProcessNames() {
-			p := DrainProcess{InstanceManager: im.Name, Kind: "engine", Name: name}
-			if e := engines[name]; e != nil {
-				p.Volume = longhorn.VolumeOf(e)
-				p.Why = fmt.Sprintf("engine of volume %s", p.Volume)
-			} else {
-				p.Volume, p.Orphan = volumeOfEngine(name), true
-				p.Finding, p.Severity = TypeOrphanEngineProcess, SeverityWarning
-				p.Why = "engine process with no Engine CR (orphan, longhorn#6552): confirm it is stopped and every volume healthy, then delete this node's instance-manager PDB"
+		for _, k := range []processKind{
+			{"engine", im.EngineProcessNames(), engines, volumeOfEngine, TypeOrphanEngineProcess,
+				"engine process with no Engine CR (orphan, longhorn#6552): confirm it is stopped and every volume healthy, then delete this node's instance-manager PDB"},
+			{"replica", im.ReplicaProcessNames(), replicas, volumeOfReplica, "",
+				"replica process with no Replica CR (orphan, harvester#7366): confirm it is stopped and every volume healthy, then delete this node's instance-manager PDB"},
+		} {
+			for _, name := range k.names {
+				d.Processes = append(d.Processes, k.process(im.Name, name, byVolume))
 			}
-			explain(&p, byVolume)
-			d.Processes = append(d.Processes, p)
-		}
-		for _, name := range im.ReplicaProcessNames() {
-			p := DrainProcess{InstanceManager: im.Name, Kind: "replica", Name: name}
-			if r := replicas[name]; r != nil {
-				p.Volume = longhorn.VolumeOf(r)
-				p.Why = fmt.Sprintf("replica of volume %s", p.Volume)
-			} else {
-				p.Volume, p.Orphan = volumeOfReplica(name), true
-				p.Why = "replica process with no Replica CR (orphan, harvester#7366): confirm it is stopped and every volume healthy, then delete this node's instance-manager PDB"
-			}
-			explain(&p, byVolume)
-			d.Processes = append(d.Processes, p)
 		}
 	}
 	if node != "" && nodes[node] == nil {
@@ -144,6 +129,33 @@ func DrainView(st *longhorn.State, res Result, node string) []NodeDrain {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out
+}
+
+// processKind is one kind of process an instance manager runs, as a drain
+// sees it.
+type processKind struct {
+	kind       string
+	names      []string          // the manager's processes of this kind
+	crs        map[string]string // the volume of each process with a CR
+	nameVolume func(string) string
+	orphan     Type // the finding of a process with no CR, if it has one
+	orphanWhy  string
+}
+
+// process is one process of the manager im: the volume of its CR and that
+// volume's finding, or, without a CR, an orphan named after its volume.
+func (k processKind) process(im, name string, byVolume map[string]*Finding) DrainProcess {
+	p := DrainProcess{InstanceManager: im, Kind: k.kind, Name: name}
+	if vol, ok := k.crs[name]; ok {
+		p.Volume, p.Why = vol, fmt.Sprintf("%s of volume %s", k.kind, vol)
+	} else {
+		p.Volume, p.Orphan, p.Why = k.nameVolume(name), true, k.orphanWhy
+		if k.orphan != "" {
+			p.Finding, p.Severity = k.orphan, SeverityWarning
+		}
+	}
+	explain(&p, byVolume)
+	return p
 }
 
 // explain adds the volume's finding to a process that has a CR.

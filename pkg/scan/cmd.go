@@ -66,11 +66,9 @@ func NewCmdScan(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOSt
 	f.StringVarP(&o.Selector, "selector", "l", "", "Label selector on volumes (e.g. -l recurring-job.longhorn.io/source=enabled)")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml or name")
 	f.BoolVar(&o.NoHeaders, "no-headers", false, "Omit the table header")
-	f.StringVar(&o.Color, "color", o.Color, "Colour the table: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
-	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
 	f.IntVar(&o.ChunkSize, "chunk-size", o.ChunkSize, "Objects per LIST page")
 	f.StringVar(&o.Node, "node", "", "Show what holds this node's drain: its instance-manager PodDisruptionBudgets and the processes behind them, with their findings")
-	o.Input.AddFlags(f)
+	o.addFlags(f)
 	cmdutil.EnumCompletion(c, "output", OutputFormats)
 	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
@@ -109,10 +107,7 @@ func NewCmdDescribe(cf *genericclioptions.ConfigFlags, streams genericiooptions.
 		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: complete.Volumes(cf),
 	})
-	f := c.Flags()
-	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
-	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
-	o.Input.AddFlags(f)
+	o.addFlags(c.Flags())
 	cmdutil.EnumCompletion(c, "color", cmdutil.ColorModes)
 	return c
 }

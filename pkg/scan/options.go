@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -34,6 +35,13 @@ type ReadOptions struct {
 
 	namespace string
 	client    *readstate.Client
+}
+
+// addFlags adds the flags of the read side that scan and describe share.
+func (o *ReadOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Color, "color", o.Color, "Colour the output: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
+	f.DurationVar(&o.PendingThreshold, "pending-threshold", o.PendingThreshold, "Report an active engine waiting for its finalizer once it has waited this long")
+	o.Input.AddFlags(f)
 }
 
 func newReadOptions(cf *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) ReadOptions {
