@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -309,16 +308,11 @@ func (s *Server) warm(ctx context.Context, defs []*apiextensionsv1.CustomResourc
 // RESTConfig is an admin client configuration (group system:masters), with
 // client-side rate limiting off.
 func (s *Server) RESTConfig() *rest.Config {
-	return &rest.Config{
-		Host:            s.host,
-		BearerToken:     s.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: append([]byte(nil), s.caPEM...)},
-		QPS:             1000,
-		Burst:           1000,
-		// The server warns at every write of Longhorn's finalizer
-		// "longhorn.io" (not domain-qualified), as it does to Longhorn.
-		WarningHandler: rest.NoWarnings{},
-	}
+	cfg := testcluster.AdminConfig(s.host, s.adminToken, s.caPEM)
+	// The server warns at every write of Longhorn's finalizer
+	// "longhorn.io" (not domain-qualified), as it does to Longhorn.
+	cfg.WarningHandler = rest.NoWarnings{}
+	return cfg
 }
 
 // EnsureNamespace creates a namespace unless it exists: unlike
@@ -395,13 +389,7 @@ func (s *Server) writeKubeconfig(path, user, token, namespace string) error {
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		if s.cmd != nil && s.cmd.Process != nil {
-			_ = s.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-s.exited:
-			case <-time.After(20 * time.Second):
-				_ = s.cmd.Process.Kill()
-				<-s.exited
-			}
+			testenv.StopProcess(s.cmd.Process, s.exited, 20*time.Second)
 		}
 		if s.stdin != nil {
 			_ = s.stdin.Close()

@@ -12,8 +12,9 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 )
 
 // Options configure Start.
@@ -152,13 +153,7 @@ func (c *Controllers) Stop() {
 		return
 	default:
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.exited:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-	}
+	testenv.StopProcess(c.cmd.Process, c.exited, 10*time.Second)
 }
 
 // Logs returns everything the controllers logged so far.

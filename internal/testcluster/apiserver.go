@@ -2,16 +2,9 @@ package testcluster
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -28,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/openapi"
+	"k8s.io/client-go/util/cert"
 	basecompatibility "k8s.io/component-base/compatibility"
 	logsapi "k8s.io/component-base/logs/api/v1"
 )
@@ -240,69 +234,25 @@ func listenLoopback(ctx context.Context, port int) (net.Listener, error) {
 	}
 }
 
-// writePKI creates a CA and a serving certificate for 127.0.0.1/localhost in
-// dir/pki. They are files, not the server's in-memory loopback certificate,
-// so the kubeconfig stays valid across API server restarts.
+// writePKI creates a serving certificate for 127.0.0.1/localhost, signed by
+// a CA of its own, in dir/pki (client-go's GenerateSelfSignedCertKey). They
+// are files, not the server's in-memory loopback certificate, so the
+// kubeconfig stays valid across API server restarts. The serving file holds
+// the certificate and its CA, which is what clients are told to trust.
 func writePKI(dir string) (caPEM []byte, err error) {
 	pkiDir := filepath.Join(dir, "pki")
 	if err := os.MkdirAll(pkiDir, 0o700); err != nil {
 		return nil, err
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, []string{"localhost"})
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "testcluster-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "testcluster-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	if err := os.WriteFile(filepath.Join(pkiDir, "serving.crt"), certPEM, 0o600); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(pkiDir, "serving.key"), keyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	if err := os.WriteFile(filepath.Join(pkiDir, "ca.crt"), caPEM, 0o600); err != nil {
-		return nil, err
-	}
-	return caPEM, nil
+	return certPEM, nil
 }

@@ -255,13 +255,17 @@ func (c *Cluster) stopAPIServer(api *apiServer) error {
 	return api.stop()
 }
 
-// RESTConfig returns a new admin client configuration. Client-side rate
-// limiting is off: tests should not wait on it.
-func (c *Cluster) RESTConfig() *rest.Config {
+// RESTConfig returns a new admin client configuration (AdminConfig).
+func (c *Cluster) RESTConfig() *rest.Config { return AdminConfig(c.host, c.adminToken, c.caPEM) }
+
+// AdminConfig is a client configuration for a test API server at host that
+// trusts caPEM and authenticates with token. Client-side rate limiting is
+// off: tests should not wait on it.
+func AdminConfig(host, token string, caPEM []byte) *rest.Config {
 	return &rest.Config{
-		Host:            c.host,
-		BearerToken:     c.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: append([]byte(nil), c.caPEM...)},
+		Host:            host,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: append([]byte(nil), caPEM...)},
 		QPS:             1000,
 		Burst:           1000,
 	}
