@@ -16,55 +16,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
-
-// The OCI media types the image must use.
-const (
-	mtIndex    = "application/vnd.oci.image.index.v1+json"
-	mtManifest = "application/vnd.oci.image.manifest.v1+json"
-	mtConfig   = "application/vnd.oci.image.config.v1+json"
-	mtLayer    = "application/vnd.oci.image.layer.v1.tar+gzip"
-)
-
-type descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Size        int64             `json:"size"`
-	Annotations map[string]string `json:"annotations"`
-	Platform    *struct {
-		OS           string `json:"os"`
-		Architecture string `json:"architecture"`
-	} `json:"platform"`
-}
-
-type index struct {
-	SchemaVersion int               `json:"schemaVersion"`
-	MediaType     string            `json:"mediaType"`
-	Manifests     []descriptor      `json:"manifests"`
-	Annotations   map[string]string `json:"annotations"`
-}
-
-type manifest struct {
-	SchemaVersion int          `json:"schemaVersion"`
-	MediaType     string       `json:"mediaType"`
-	Config        descriptor   `json:"config"`
-	Layers        []descriptor `json:"layers"`
-}
-
-type config struct {
-	OS           string `json:"os"`
-	Architecture string `json:"architecture"`
-	Config       struct {
-		User       string            `json:"User"`
-		Entrypoint []string          `json:"Entrypoint"`
-		Cmd        []string          `json:"Cmd"`
-		Labels     map[string]string `json:"Labels"`
-	} `json:"config"`
-	RootFS struct {
-		Type    string   `json:"type"`
-		DiffIDs []string `json:"diff_ids"`
-	} `json:"rootfs"`
-}
 
 // runVerify checks the layout against dist/: every platform asked for is in
 // the index, and each image is what build promises. On this machine's
@@ -82,24 +37,24 @@ func runVerify(args []string) error {
 	if err := readJSON(filepath.Join(*layoutDir, "oci-layout"), &marker); err != nil || marker.Version != "1.0.0" {
 		return fmt.Errorf("%s is not an OCI image layout 1.0.0 (%v)", *layoutDir, err)
 	}
-	var top index
+	var top ocispec.Index
 	if err := readJSON(filepath.Join(*layoutDir, "index.json"), &top); err != nil {
 		return err
 	}
-	var idxDesc *descriptor
+	var idxDesc *ocispec.Descriptor
 	for i, d := range top.Manifests {
-		if d.Annotations["org.opencontainers.image.ref.name"] == rel.ref() {
+		if d.Annotations[ocispec.AnnotationRefName] == rel.ref() {
 			idxDesc = &top.Manifests[i]
 		}
 	}
-	if idxDesc == nil || idxDesc.MediaType != mtIndex {
+	if idxDesc == nil || idxDesc.MediaType != ocispec.MediaTypeImageIndex {
 		return fmt.Errorf("index.json names no image index %s", rel.ref())
 	}
-	var idx index
+	var idx ocispec.Index
 	if err := l.json(*idxDesc, &idx); err != nil {
 		return err
 	}
-	if idx.SchemaVersion != 2 || idx.MediaType != mtIndex {
+	if idx.SchemaVersion != 2 || idx.MediaType != ocispec.MediaTypeImageIndex {
 		return fmt.Errorf("image index: schemaVersion %d, mediaType %q", idx.SchemaVersion, idx.MediaType)
 	}
 	if err := checkLabels("index annotations", idx.Annotations, rel); err != nil {
@@ -109,7 +64,7 @@ func runVerify(args []string) error {
 		return fmt.Errorf("index has %d images, want %d (%s)", len(idx.Manifests), len(plats), strings.Join(plats, ", "))
 	}
 	for _, plat := range plats {
-		var found *descriptor
+		var found *ocispec.Descriptor
 		for i, d := range idx.Manifests {
 			if d.Platform != nil && d.Platform.OS+"/"+d.Platform.Architecture == plat {
 				found = &idx.Manifests[i]
@@ -126,18 +81,18 @@ func runVerify(args []string) error {
 	return nil
 }
 
-func (l ociLayout) verifyImage(d descriptor, plat string, rel release) error {
-	if d.MediaType != mtManifest {
+func (l ociLayout) verifyImage(d ocispec.Descriptor, plat string, rel release) error {
+	if d.MediaType != ocispec.MediaTypeImageManifest {
 		return fmt.Errorf("manifest media type %q", d.MediaType)
 	}
-	var m manifest
+	var m ocispec.Manifest
 	if err := l.json(d, &m); err != nil {
 		return err
 	}
-	if m.SchemaVersion != 2 || m.MediaType != mtManifest || m.Config.MediaType != mtConfig {
+	if m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest || m.Config.MediaType != ocispec.MediaTypeImageConfig {
 		return fmt.Errorf("manifest: schemaVersion %d, mediaType %q, config %q", m.SchemaVersion, m.MediaType, m.Config.MediaType)
 	}
-	var c config
+	var c ocispec.Image
 	if err := l.json(m.Config, &c); err != nil {
 		return err
 	}
@@ -154,7 +109,7 @@ func (l ociLayout) verifyImage(d descriptor, plat string, rel release) error {
 	if n, err := strconv.Atoi(user); err != nil || n == 0 {
 		return fmt.Errorf("user %q is not a numeric non-root user (runAsNonRoot needs a number)", c.Config.User)
 	}
-	if len(m.Layers) != 1 || m.Layers[0].MediaType != mtLayer || len(c.RootFS.DiffIDs) != 1 {
+	if len(m.Layers) != 1 || m.Layers[0].MediaType != ocispec.MediaTypeImageLayerGzip || len(c.RootFS.DiffIDs) != 1 {
 		return fmt.Errorf("want exactly one gzip layer and one diff_id, have %d layers and %d diff_ids", len(m.Layers), len(c.RootFS.DiffIDs))
 	}
 	gz, err := l.blob(m.Layers[0])
@@ -169,7 +124,7 @@ func (l ociLayout) verifyImage(d descriptor, plat string, rel release) error {
 	if err != nil {
 		return err
 	}
-	if got := "sha256:" + sha256hex(layerTar); got != c.RootFS.DiffIDs[0] {
+	if got := digest.FromBytes(layerTar); got != c.RootFS.DiffIDs[0] {
 		return fmt.Errorf("layer diff_id %s, config says %s", got, c.RootFS.DiffIDs[0])
 	}
 	inImage, err := fileInTar(layerTar, strings.TrimPrefix(binaryPath, "/"), 0o755)
@@ -257,22 +212,21 @@ func fileInTar(t []byte, name string, mode int64) ([]byte, error) {
 // ociLayout reads blobs by digest, checking size and digest.
 type ociLayout string
 
-func (l ociLayout) blob(d descriptor) ([]byte, error) {
-	algo, hexDigest, ok := strings.Cut(d.Digest, ":")
-	if !ok || algo != "sha256" {
+func (l ociLayout) blob(d ocispec.Descriptor) ([]byte, error) {
+	if err := d.Digest.Validate(); err != nil || d.Digest.Algorithm() != digest.SHA256 {
 		return nil, fmt.Errorf("digest %q is not sha256", d.Digest)
 	}
-	b, err := os.ReadFile(filepath.Join(string(l), "blobs", "sha256", hexDigest))
+	b, err := os.ReadFile(filepath.Join(string(l), "blobs", "sha256", d.Digest.Encoded()))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) != d.Size || sha256hex(b) != hexDigest {
+	if int64(len(b)) != d.Size || d.Digest.Algorithm().FromBytes(b) != d.Digest {
 		return nil, fmt.Errorf("blob %s: size %d (descriptor %d) or digest mismatch", d.Digest, len(b), d.Size)
 	}
 	return b, nil
 }
 
-func (l ociLayout) json(d descriptor, v any) error {
+func (l ociLayout) json(d ocispec.Descriptor, v any) error {
 	b, err := l.blob(d)
 	if err != nil {
 		return err
