@@ -37,7 +37,14 @@ func settled(node string) func(*longhorn.Volume, []longhorn.Engine, []longhorn.R
 // to node-a, as the CSI driver would.
 func (e *env) attached(vol string) {
 	e.t.Helper()
-	if err := e.sim.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, Replicas: 2}); err != nil {
+	e.attachedWith(vol, 2)
+}
+
+// attachedWith is attached with n replicas (Longhorn schedules those it
+// can; the others stay unscheduled and the volume degraded).
+func (e *env) attachedWith(vol string, n int) {
+	e.t.Helper()
+	if err := e.sim.CreateVolume(e.ctx, vol, lhsim.VolumeOptions{Migratable: true, Replicas: n}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.waitFor("volume created and detached", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {

@@ -111,6 +111,37 @@ func (v *Volume) RobustnessUsable() bool {
 // Ready reports the node's Ready condition.
 func (n *Node) Ready() bool { return conditionTrue(n.Status.Conditions, "Ready") }
 
+// DownOrDeleted is Longhorn's IsNodeDownOrDeleted for a node as read (nil:
+// not found): deleted, or its Ready condition False because Kubernetes
+// lost the node or reports it not ready.
+func (n *Node) DownOrDeleted() bool {
+	if n == nil {
+		return true
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "False" && (c.Reason == "KubernetesNodeGone" || c.Reason == "KubernetesNodeNotReady")
+		}
+	}
+	return false
+}
+
+// ReplicaUnavailable is the volume controller's IsReplicaUnavailable, which
+// decides the replicas a migration waits for: not scheduled to a node and
+// disk, its node (as read; nil: not found) down or deleted, or its disk
+// not Ready.
+func ReplicaUnavailable(r *Replica, node *Node) bool {
+	if r.DataPath() == "" || node.DownOrDeleted() {
+		return true
+	}
+	for _, d := range node.Status.DiskStatus {
+		if d != nil && d.DiskUUID == r.Spec.DiskID && !conditionTrue(d.Conditions, "Ready") {
+			return true
+		}
+	}
+	return false
+}
+
 // Schedulable reports allowScheduling and, when present, the Schedulable condition.
 func (n *Node) Schedulable() bool {
 	if !n.Spec.AllowScheduling {

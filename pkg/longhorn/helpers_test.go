@@ -330,6 +330,38 @@ func TestNodeReadySchedulable(t *testing.T) {
 	}
 }
 
+// TestReplicaUnavailable: the replicas Longhorn's volume controller leaves
+// out of a migration (IsReplicaUnavailable, IsNodeDownOrDeleted).
+func TestReplicaUnavailable(t *testing.T) {
+	ready := func(status, reason string) []Condition {
+		return []Condition{{Type: "Ready", Status: status, Reason: reason}}
+	}
+	node := func(conds []Condition, diskReady string) *Node {
+		return &Node{Status: NodeStatus{Conditions: conds, DiskStatus: map[string]*DiskStatus{
+			"default-disk": {DiskUUID: "disk-1", Conditions: []Condition{{Type: "Ready", Status: diskReady}}},
+		}}}
+	}
+	scheduled := &Replica{Spec: ReplicaSpec{NodeID: "node-c", DiskID: "disk-1", DiskPath: "/var/lib/longhorn", DataDirectoryName: "vol-1"}}
+	for _, tc := range []struct {
+		name string
+		r    *Replica
+		n    *Node
+		want bool
+	}{
+		{"up, disk Ready", scheduled, node(ready("True", ""), "True"), false},
+		{"node not ready", scheduled, node(ready("False", "KubernetesNodeNotReady"), "True"), true},
+		{"node gone", scheduled, node(ready("False", "KubernetesNodeGone"), "True"), true},
+		{"not ready for another reason (manager pod missing)", scheduled, node(ready("False", "ManagerPodMissing"), "True"), false},
+		{"node deleted", scheduled, nil, true},
+		{"disk not Ready", scheduled, node(ready("True", ""), "False"), true},
+		{"not scheduled", &Replica{}, node(ready("True", ""), "True"), true},
+	} {
+		if got := ReplicaUnavailable(tc.r, tc.n); got != tc.want {
+			t.Errorf("%s: ReplicaUnavailable = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestEngineProcessNames(t *testing.T) {
 	raw := json.RawMessage(`{}`)
 	set := func(names ...string) map[string]json.RawMessage {

@@ -249,8 +249,17 @@ type NodeSpec struct {
 	EvictionRequested bool   `json:"evictionRequested,omitempty"`
 }
 
-// NodeStatus carries the node conditions (Ready, Schedulable, ...).
+// NodeStatus carries the node conditions (Ready, Schedulable, ...) and
+// its disks'.
 type NodeStatus struct {
+	Conditions []Condition            `json:"conditions,omitempty"`
+	DiskStatus map[string]*DiskStatus `json:"diskStatus,omitempty"`
+}
+
+// DiskStatus is one disk of a node: its UUID (a replica's spec.diskID) and
+// conditions (Ready, Schedulable).
+type DiskStatus struct {
+	DiskUUID   string      `json:"diskUUID,omitempty"`
 	Conditions []Condition `json:"conditions,omitempty"`
 }
 

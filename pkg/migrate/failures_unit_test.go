@@ -37,8 +37,9 @@ func TestConfirmedNeedsAnAttachedVolume(t *testing.T) {
 // own failure suites drive: a migration engine in error is being replaced
 // (not a failure), a replica about to rebuild on the serving engine keeps
 // the migration from being ready, clones that inherited lastFailedAt are
-// named on the releases of longhorn#12311, and a data directory cloned twice
-// is a failure only where Longhorn does not delete the extra clone itself.
+// named on the releases of longhorn#12311, a clone on a node that is down
+// is not waited for, and a data directory cloned twice is a failure only
+// where Longhorn does not delete the extra clone itself.
 func TestReadinessAroundFailures(t *testing.T) {
 	for _, ver := range []string{"v1.4.3", "v1.5.3", "v1.9.1", "v1.10.0", "v1.10.2", "v1.11.1"} {
 		t.Run(ver, func(t *testing.T) {
@@ -64,6 +65,22 @@ func TestReadinessAroundFailures(t *testing.T) {
 			named := strings.Contains(r.String(), "longhorn#12311")
 			if want := ver == "v1.9.1" || ver == "v1.10.0"; named != want {
 				t.Errorf("clones with an inherited lastFailedAt named=%t, want %t: %s", named, want, r)
+			}
+			// a clone on a node that went down (longhorn-tests' "Volume
+			// Degraded Between Migration And Confirmation"): Longhorn's
+			// volume controller leaves it out, and so does readiness
+			stranded := func(s *snapshot) string {
+				c := s.replicas[len(s.replicas)-1]
+				c.Name, c.Spec.NodeID, c.Spec.DataDirectoryName = "vol-r-on-c", "node-c", "vol-dir-c"
+				c.Status.CurrentState = longhorn.StateUnknown
+				s.replicas = append(s.replicas, c)
+				return c.Name
+			}
+			if r = ready(func(s *snapshot) { stranded(s) }); r.ready {
+				t.Errorf("a clone not running on a node that is up: ready; want waiting for it")
+			}
+			if r = ready(func(s *snapshot) { s.unavailable = map[string]bool{stranded(s): true} }); !r.ready {
+				t.Errorf("a clone on a node that is down: %s; want ready, as Longhorn leaves it out", r)
 			}
 			r = ready(func(s *snapshot) {
 				dup := s.replicas[len(s.replicas)-1]

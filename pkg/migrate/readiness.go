@@ -113,7 +113,14 @@ func checkReady(s *snapshot, d driver, to string) readiness {
 	if wo := rebuilding(old); len(wo) > 0 {
 		miss("replicas of the serving engine %s rebuilding: %s (Longhorn reverts a migration whose source replicas rebuild)", old.Name, strings.Join(wo, ", "))
 	}
-	reps := s.replicasOf(mig.Name)
+	// the clones Longhorn's volume controller waits for: it leaves out
+	// those on a node that is down or gone (a degraded volume migrates)
+	var reps []*longhorn.Replica
+	for _, rp := range s.replicasOf(mig.Name) {
+		if !s.unavailable[rp.Name] {
+			reps = append(reps, rp)
+		}
+	}
 	notRunning := 0
 	for _, rp := range reps {
 		if rp.Status.CurrentState != longhorn.StateRunning {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
@@ -22,6 +25,11 @@ type snapshot struct {
 	replicas []longhorn.Replica
 	va       *longhorn.VolumeAttachment // nil before 1.5 or when absent
 	read     time.Time
+	// unavailable names the replicas, of those not running, that
+	// Longhorn's volume controller leaves out of a migration
+	// (longhorn.ReplicaUnavailable: their node down or deleted, their disk
+	// not Ready, or not scheduled).
+	unavailable map[string]bool
 }
 
 // kubernetesStatus tells whether a pod uses the volume. Longhorn's
@@ -51,7 +59,41 @@ func readSnapshot(ctx context.Context, c *readstate.Client, ns, vol string, ver 
 		s.va = &st.VolumeAttachments[0]
 	}
 	s.kube = s.volume.Status.KubernetesStatus
+	if err := s.readUnavailable(ctx, c, ns); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// readUnavailable fills s.unavailable, reading the node of each replica
+// that is not running (none, most of the time).
+func (s *snapshot) readUnavailable(ctx context.Context, c *readstate.Client, ns string) error {
+	nodes := map[string]*longhorn.Node{}
+	for i := range s.replicas {
+		r := &s.replicas[i]
+		if r.Status.CurrentState == longhorn.StateRunning {
+			continue
+		}
+		n, read := nodes[r.Spec.NodeID]
+		if !read && r.Spec.NodeID != "" {
+			got, err := readstate.Get[longhorn.Node](ctx, c, longhorn.Nodes, ns, r.Spec.NodeID)
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return cmdutil.Explain(err, "get", longhorn.Nodes.GroupResource(), ns)
+			default:
+				n = got
+			}
+			nodes[r.Spec.NodeID] = n
+		}
+		if longhorn.ReplicaUnavailable(r, n) {
+			if s.unavailable == nil {
+				s.unavailable = map[string]bool{}
+			}
+			s.unavailable[r.Name] = true
+		}
+	}
+	return nil
 }
 
 // activeEngines are engines with spec.active and no deletionTimestamp.
