@@ -3,6 +3,7 @@ package realtest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -478,6 +480,62 @@ func TestMigrateEngineCrashAfterConfirmOnLonghorn(t *testing.T) {
 		}
 		if w := e.sim.WipedDirs(vol); len(w) > 0 {
 			t.Errorf("data directories wiped: %v", w)
+		}
+	})
+}
+
+// TestMigrateEngineCrashAfterRollbackOnLonghorn: longhorn-tests' "Migration
+// Rollback Before Migration Engine Crash" and "Migration Rollback Before
+// Original Engine Crash": an engine crashes right after the rollback was
+// written. The suite expects the volume to stay on node 0, healthy, with
+// its data. migrate rollback waits through what Longhorn does, verifies the
+// volume on node-a, and never confirms, or advises a confirm, toward node-b.
+func TestMigrateEngineCrashAfterRollbackOnLonghorn(t *testing.T) {
+	forEachConfirmingRelease(t, func(t *testing.T, e *env, rel string) {
+		ver := longhorn.MustParseVersion(rel)
+		for _, tc := range []struct{ scenario, vol, on string }{
+			{"Migration Rollback Before Migration Engine Crash", "vol-rb-crash-new", nodeB},
+			{"Migration Rollback Before Original Engine Crash", "vol-rb-crash-old", nodeA},
+		} {
+			e.readyToConfirm(tc.vol)
+			// by name: once Longhorn has removed the other engine the
+			// simulator's roles no longer apply
+			_, es, _ := e.state(tc.vol)
+			eng := testenv.EngineOn(es, tc.on)
+			if eng == nil {
+				t.Fatalf("%s: no engine on %s", tc.scenario, tc.on)
+			}
+			crashed := make(chan lhsim.FaultID, 1)
+			actx, cancel := context.WithCancel(e.ctx)
+			go func() {
+				// the request points at node-a alone: the rollback landed
+				if e.sim.Await(actx, func() bool { return confirmedToward(e, ver, tc.vol, nodeA) }) == nil {
+					crashed <- e.sim.Inject(lhsim.Fault{Kind: lhsim.EngineCrash, Volume: tc.vol, Engine: eng.Name, Times: 1})
+				}
+				close(crashed)
+			}()
+			out, errOut, code := e.plugin("migrate", "rollback", tc.vol, "--yes", "--timeout=3m", poll)
+			cancel()
+			fid, injected := <-crashed
+			hit := injected && e.sim.FaultHits(fid) > 0
+			v, es, rs := e.state(tc.vol)
+			e.outcome(tc.scenario, fmt.Sprintf("crash hit %t: %s", hit, safetext.OneLine(lhsim.Describe(v, es, rs))), "migrate rollback", code, errOut)
+			switch {
+			case !injected:
+				t.Fatalf("%s: the rollback never landed (exit %d):\n%s", tc.scenario, code, errOut)
+			case !hit && tc.on == nodeA:
+				t.Fatalf("%s: the engine on node-a did not crash (exit %d):\n%s", tc.scenario, code, errOut)
+			case !hit:
+				// Longhorn removed the migration engine before the crash
+				// reached it: the plain rollback, still checked below.
+				t.Logf("%s: the migration engine was gone before it could crash", tc.scenario)
+			}
+			expectExit(t, tc.scenario, 0, out, errOut, code)
+			if !strings.Contains(errOut, "Rollback verified:") || strings.Contains(errOut+out, "migrate confirm") {
+				t.Errorf("%s: not verified, or a confirm advised:\n%s", tc.scenario, errOut)
+			}
+			e.waitFor("settled on node-a", tc.vol, settled(nodeA))
+			e.assertNoDamage(tc.vol)
 		}
 	})
 }

@@ -86,7 +86,8 @@ and status work on every release.
 
 It then waits, with progress on stderr, until the migration engine on NODE runs
 with an endpoint, as many RW replicas as the old engine, all its replicas running
-and in its replica map (one per data directory, else Longhorn restarts it), the
+and in its replica map (one per data directory, else Longhorn restarts it; as
+Longhorn, it does not wait for a clone whose node is down or gone), the
 same snapshots, and (1.5+) NODE's ticket satisfied. A data directory Longhorn
 cloned twice never settles: the migration is rolled back. Without --confirm it stops
 there and prints how to confirm or roll back; the volume keeps serving I/O from the
