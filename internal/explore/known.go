@@ -2,6 +2,7 @@ package explore
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -191,6 +192,20 @@ var knownDisagreements = []Known{
 		s := r.Case.State
 		return s.Release == "v1.4.3" && strings.HasPrefix(r.Finding, "MigrationFinishing/warning/") && s.CurrentNodeID == "" && s.NodeID != ""
 	}},
+	// E33 (1.4.3): a confirm just written (spec.nodeID on the migration
+	// engine's node, status.currentNodeID still on the old one): scan
+	// waits, and Longhorn finishes it in every run recorded until
+	// 2026-12-06, when seed 27 state 17 ended twice in the two stuck
+	// shapes of an affected release's confirm: the replica left naming
+	// the removed engine (DanglingReplicas), then both engines active
+	// (MultipleActiveEngines, longhorn#6642). scan reports either once it
+	// is there and fix repairs it. Matched on those two ends only.
+	{Entry: "E33", Kind: KindVerdictStuck, Match: func(r Result) bool {
+		s := r.Case.State
+		return s.Release == "v1.4.3" && strings.HasPrefix(r.Finding, "MigrationFinishing/info/") &&
+			s.NodeID != "" && s.CurrentNodeID != "" && s.NodeID != s.CurrentNodeID &&
+			(strings.Contains(r.Oracle.End, "engine=gone active=true") || len(activeEnginesEnd.FindAllString(r.Oracle.End, -1)) >= 2)
+	}},
 	// E17 (1.5.3): a finishing confirm or rollback that F4's robustness
 	// rule calls stuck (robustness faulted or unknown) and that Longhorn
 	// finishes by itself. Its empty-status.currentNodeID half is fixed
@@ -199,6 +214,9 @@ var knownDisagreements = []Known{
 		return strings.HasPrefix(r.Finding, "MigrationFinishing/") && !usableRobustness(r.Case.State.Robustness)
 	}},
 }
+
+// activeEnginesEnd is an active engine in Describe's end line.
+var activeEnginesEnd = regexp.MustCompile(`e[0-9]+\{[^}]* active=true `)
 
 func usableRobustness(r string) bool { return r == "healthy" || r == "degraded" }
 
