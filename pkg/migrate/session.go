@@ -56,12 +56,17 @@ func (s *session) read(ctx context.Context) (*snapshot, error) {
 
 // readNode reads a Longhorn node; nil when it does not exist.
 func (s *session) readNode(ctx context.Context, name string) (*longhorn.Node, error) {
-	n, err := readstate.Get[longhorn.Node](ctx, s.c, longhorn.Nodes, s.ns, name)
+	return getNode(ctx, s.c, s.ns, name)
+}
+
+// getNode reads a Longhorn node; nil when it does not exist.
+func getNode(ctx context.Context, c *readstate.Client, ns, name string) (*longhorn.Node, error) {
+	n, err := readstate.Get[longhorn.Node](ctx, c, longhorn.Nodes, ns, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, cmdutil.Explain(err, "get", longhorn.Nodes.GroupResource(), s.ns)
+		return nil, cmdutil.Explain(err, "get", longhorn.Nodes.GroupResource(), ns)
 	}
 	return n, nil
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/readstate"
@@ -76,13 +73,9 @@ func (s *snapshot) readUnavailable(ctx context.Context, c *readstate.Client, ns 
 		}
 		n, read := nodes[r.Spec.NodeID]
 		if !read && r.Spec.NodeID != "" {
-			got, err := readstate.Get[longhorn.Node](ctx, c, longhorn.Nodes, ns, r.Spec.NodeID)
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil:
-				return cmdutil.Explain(err, "get", longhorn.Nodes.GroupResource(), ns)
-			default:
-				n = got
+			var err error
+			if n, err = getNode(ctx, c, ns, r.Spec.NodeID); err != nil {
+				return err
 			}
 			nodes[r.Spec.NodeID] = n
 		}
