@@ -79,6 +79,13 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			f.Severity, f.Action, f.Keep = SeverityInfo, ActionWait, e.Name
 			f.Reason = fmt.Sprintf("the volume is attached but none of its engines has spec.active=true; Longhorn picks %s, the one engine on %s, as the current engine at its next sync and sets it active: wait", e.Name, node)
 			markRoles(&f, e.Name, nil)
+			if names, gone := danglingOf(replicas, engineSet(engines)); len(names) > 0 {
+				// Longhorn 1.11.1 set the engine active and left these
+				// replicas as they were (explorer, seed 27 state 15)
+				f.Severity, f.Action = SeverityWarning, ActionNone
+				f.Reason = fmt.Sprintf("the volume is attached but none of its engines has spec.active=true; Longhorn picks %s, the one engine on %s, and sets it active, but replicas %s stay active for engine %s, which no longer exists, and Longhorn does not switch them: the volume stays degraded. Never delete a replica; once %s is active, run scan again: fix repoints them (DanglingReplicas, docs/troubleshooting-two-active-engines.md)",
+					e.Name, node, strings.Join(names, ", "), strings.Join(gone, ", "), e.Name)
+			}
 			markStuck(st, v, &f)
 		}
 	case crashDetached(st, v, idx.vas[v.Name], &f):
@@ -191,17 +198,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	f.Keep = e.Name
 	markRoles(f, e.Name, nil)
 	have := map[string]bool{e.Name: true}
-	var gone, names []string
-	seen := map[string]bool{}
-	for _, r := range sortedReplicas(replicas) {
-		if dangling(r, have) {
-			names = append(names, r.Name)
-			if !seen[r.Spec.EngineName] {
-				seen[r.Spec.EngineName] = true
-				gone = append(gone, r.Spec.EngineName)
-			}
-		}
-	}
+	names, gone := danglingOf(replicas, have)
 	f.Reason = fmt.Sprintf("engine %s has no active replica of its own while replicas %s stay active for engine %s, which no longer exists (the old engine was deleted before the replica flags were switched: by hand, or on 1.4 by a confirm whose delete timed out after it landed); Longhorn cannot start or rebuild the volume (\"no healthy or scheduled replica for starting\"), and a migration request now would delete those replicas with their data; never delete a replica",
 		e.Name, strings.Join(names, ", "), strings.Join(gone, ", "))
 

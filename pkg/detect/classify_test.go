@@ -107,6 +107,17 @@ func TestNoActiveEngineWhileAttached(t *testing.T) {
 			if _, f := s.classify(t); f.Type != TypeNoActiveEngine || f.Severity != SeverityWarning {
 				t.Errorf("rwo, engines on spec.nodeID and currentNodeID: got %s/%s", f.Type, f.Severity)
 			}
+
+			// the other engine deleted with its replicas still active for
+			// it: Longhorn activates the one left and leaves them
+			// (Longhorn 1.11.1, seed 27 state 15), a warning naming them
+			v.Spec.Migratable = true
+			s.removeEngine(s.engA)
+			_, f = s.classify(t)
+			if f.Type != TypeNoActiveEngine || f.Severity != SeverityWarning || f.Action != ActionNone || f.Keep != s.engB ||
+				!strings.Contains(f.Reason, "stay active for engine "+s.engA) {
+				t.Errorf("replicas of a deleted engine: got %s/%s/%s keep %q: %s", f.Type, f.Severity, f.Action, f.Keep, f.Reason)
+			}
 		})
 	}
 }
@@ -246,13 +257,14 @@ func TestMigrationFinishing(t *testing.T) {
 // A confirm being finished that Longhorn does not finish cleanly (explorer,
 // seed 27 states 4 and 22 on 1.5.3).
 func TestMigrationFinishingHazards(t *testing.T) {
-	finishing := func() *scenario {
-		s := migrating(vcL15f, "vol")
+	finishingOn := func(vc versionCase) *scenario {
+		s := migrating(vc, "vol")
 		v := s.volume()
 		v.Spec.MigrationNodeID, v.Spec.NodeID = "", nodeB
 		s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeB))
 		return s
 	}
+	finishing := func() *scenario { return finishingOn(vcL15f) }
 	// not yet attached again: the attach puts the active engine on node-b
 	// beside the migration engine
 	s := finishing()
@@ -260,6 +272,15 @@ func TestMigrationFinishingHazards(t *testing.T) {
 	_, f := s.classify(t)
 	if f.Type != TypeMigrationFinishing || f.Severity != SeverityWarning || !strings.Contains(f.Reason, "beside engine "+s.engB) {
 		t.Errorf("currentNodeID empty: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+	// from 1.7 Longhorn finishes the confirm before it attaches again
+	// (Longhorn 1.11.1, seed 27 state 4): an ordinary finish
+	for _, rel := range []string{"v1.7.0", "v1.11.1"} {
+		s := finishingOn(versionCase{"L15f-" + rel, rel, false})
+		s.volume().Status.CurrentNodeID = ""
+		if _, f := s.classify(t); f.Type != TypeMigrationFinishing || f.Severity != SeverityInfo || f.Action != ActionWait {
+			t.Errorf("%s, currentNodeID empty: %s/%s/%s: %s", rel, f.Type, f.Severity, f.Action, f.Reason)
+		}
 	}
 	// 1.4.3 went both ways (seed 27 state 4, seed 31 state 2): a warning
 	// that says so

@@ -61,7 +61,9 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 //     again, and its active engine is not on spec.nodeID while another
 //     engine is: from 1.5 the attach moves the active engine beside it,
 //     two engines on one node (state 4: Longhorn ended in the
-//     EnginesOnOneNode state); 1.4.3 went both ways;
+//     EnginesOnOneNode state); 1.4.3 went both ways; from 1.7 a
+//     migratable volume's confirm is finished first, detached (Longhorn
+//     1.11.1 finished state 4), so there is no hazard;
 //   - from 1.5, the active engine is not running while a ticket keeps the
 //     volume attached: what Longhorn does next depends on timing (state 22
 //     ended with a replica naming a removed engine).
@@ -70,7 +72,8 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		return
 	}
 	a := active[0]
-	if v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
+	attachesFirst := !(ver.FinishesMigrationWhenDetached() && v.Migratable())
+	if attachesFirst && v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
 		for _, e := range engines {
 			if e == a || e.Deleting() || e.Spec.NodeID != v.Spec.NodeID {
 				continue

@@ -53,6 +53,22 @@ func dangling(r *longhorn.Replica, engines map[string]bool) bool {
 	return r.Spec.Active && r.Spec.EngineName != "" && !engines[r.Spec.EngineName]
 }
 
+// danglingOf names the replicas dangling against engines, and the engines
+// they name, in order.
+func danglingOf(replicas []*longhorn.Replica, engines map[string]bool) (names, gone []string) {
+	seen := map[string]bool{}
+	for _, r := range sortedReplicas(replicas) {
+		if dangling(r, engines) {
+			names = append(names, r.Name)
+			if !seen[r.Spec.EngineName] {
+				seen[r.Spec.EngineName] = true
+				gone = append(gone, r.Spec.EngineName)
+			}
+		}
+	}
+	return names, gone
+}
+
 func sortedReplicas(rs []*longhorn.Replica) []*longhorn.Replica {
 	out := append([]*longhorn.Replica(nil), rs...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -141,6 +141,13 @@ func (v Version) DeterministicEngineNames() bool {
 // TicketLimits: the webhook enforces csi ticket counts from 1.7.0.
 func (v Version) TicketLimits() bool { return v.AtLeast(1, 7, 0) }
 
+// FinishesMigrationWhenDetached: the volume controller finishes a confirm
+// or rollback (spec.migrationNodeID cleared) also while status.currentNodeID
+// is empty, from 1.7.0 (longhorn-manager c9eef3b, "Cancel migration when
+// volume detaches", with the ticket limits); before, processMigration waits
+// until the volume is attached again, with its active engine on spec.nodeID.
+func (v Version) FinishesMigrationWhenDetached() bool { return v.AtLeast(1, 7, 0) }
+
 // MigrationNeedsReadyTarget: the VolumeAttachment controller waits for the
 // target node to be Ready from 1.11.3 and 1.12.1 (#13109).
 func (v Version) MigrationNeedsReadyTarget() bool {

@@ -174,6 +174,8 @@ func TestVersionClass(t *testing.T) {
 			expect(t, "HasVolumeAttachments()", v.HasVolumeAttachments(), tt.vas)
 			expect(t, "HasCurrentMigrationNodeID()", v.HasCurrentMigrationNodeID(), tt.vas)
 			expect(t, "TicketLimits()", v.TicketLimits(), tt.ticketLimits)
+			// one change set of 1.7.0
+			expect(t, "FinishesMigrationWhenDetached()", v.FinishesMigrationWhenDetached(), tt.ticketLimits)
 			expect(t, "MigrationNeedsReadyTarget()", v.MigrationNeedsReadyTarget(), tt.readyTarget)
 			expect(t, "V2Switchover()", v.V2Switchover(), tt.v2Switchover)
 		})
