@@ -147,7 +147,19 @@ func sharesDirWithSwitch(changes []ReplicaChange, replicas []*longhorn.Replica) 
 // Longhorn's cleanupExtraHealthyReplicas deletes one of them if the volume
 // has data locality, replica auto-balance or an eviction requested, and
 // deleting an active replica wipes the directory both use.
+//
+// On every release, a healthy inactive replica of the survivor on a
+// directory where the survivor has an active one is set active again by
+// Longhorn's own confirm once the stale engine is inactive
+// (switchActiveReplicas: every replica of the current engine with
+// healthyAt), unless the leftover clean-up removes it first: the same two
+// active replicas on one directory (explorer, seed 31 state 75 on 1.4.3,
+// which lost the data in one run of several).
 func (cs *checks) noExtraCleanup(st *longhorn.State, v *longhorn.Volume, replicas []*longhorn.Replica, keep string) {
+	var twin, beside string
+	if keep != "" {
+		twin, beside = inactiveTwin(replicas, keep)
+	}
 	switch {
 	case !st.Version.Known() || keep == "":
 		// Not a pass: with no writes to judge, the check was not made (the
@@ -155,6 +167,7 @@ func (cs *checks) noExtraCleanup(st *longhorn.State, v *longhorn.Volume, replica
 		cs.add(CheckNoExtraCleanup, true, "", NotCheckedPrefix+"no release or survivor to plan the writes for")
 		(*cs)[len(*cs)-1].NotChecked = true
 		return
+	case twin != "":
 	case !inactiveDeleteWipes(st.Version):
 		cs.add(CheckNoExtraCleanup, true, "", "not needed on "+st.Version.String()+": within a data directory the stale replica is deactivated first, so no directory has two active replicas")
 		return
@@ -186,10 +199,33 @@ func (cs *checks) noExtraCleanup(st *longhorn.State, v *longhorn.Volume, replica
 	case evicting != "":
 		failure = fmt.Sprintf("an eviction is requested for replica %s", evicting)
 	}
-	if failure != "" {
+	switch {
+	case failure != "" && twin != "":
+		failure += fmt.Sprintf(": replica %s of the survivor is inactive and healthy on the data directory its active replica %s uses; once the stale engine is inactive Longhorn's confirm sets it active again, and then deletes one of the two active replicas sharing that directory and wipes it; disable it for the repair (docs/troubleshooting-two-active-engines.md)", twin, beside)
+	case failure != "":
 		failure += ": if a repair stopped between two replica writes and the stale engine were then deleted, Longhorn would delete one of two active replicas sharing a data directory and wipe it; disable it for the repair (docs/troubleshooting-two-active-engines.md)"
 	}
+	if twin != "" {
+		detail += fmt.Sprintf("; %s inactive beside active %s on one data directory", twin, beside)
+	}
 	cs.add(CheckNoExtraCleanup, failure == "", failure, detail)
+}
+
+// inactiveTwin names a healthy inactive replica of keep on a data
+// directory where keep has an active replica, and that active replica.
+func inactiveTwin(replicas []*longhorn.Replica, keep string) (twin, beside string) {
+	active := map[string]string{}
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil && active[dirKey(r)] == "" {
+			active[dirKey(r)] = r.Name
+		}
+	}
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.EngineName == keep && !r.Spec.Active && r.Spec.HealthyAt != "" && r.DeletionTimestamp == nil && active[dirKey(r)] != "" {
+			return r.Name, active[dirKey(r)]
+		}
+	}
+	return "", ""
 }
 
 // repairBlocked says why fix does not act on this volume on this release

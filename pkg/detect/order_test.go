@@ -163,6 +163,47 @@ func TestNoExtraCleanupRefuses(t *testing.T) {
 	}
 }
 
+// TestInactiveTwinRefuses: a healthy inactive replica of the survivor on
+// the directory its active replica uses is set active again by Longhorn's
+// confirm; with a clean-up of extra healthy replicas possible, the repair
+// is refused on every release (explorer, seed 31 state 75 on 1.4.3).
+func TestInactiveTwinRefuses(t *testing.T) {
+	for _, ver := range []string{"v1.4.3", "v1.5.3", "v1.10.0"} {
+		for _, tc := range []struct {
+			name    string
+			healthy bool
+			balance string
+			refused bool
+		}{
+			{"healthy twin, auto-balance", true, "best-effort", true},
+			{"healthy twin, auto-balance disabled", true, "disabled", false},
+			{"twin never healthy, auto-balance", false, "best-effort", false},
+		} {
+			s := stuck(versionCase{name: ver, version: ver}, "vol")
+			twin := replica("vol", "vol-r-bbbb0009", nodeA, s.engB, false)
+			if !tc.healthy {
+				twin.Spec.HealthyAt = ""
+			}
+			s.st.Replicas = append(s.st.Replicas, twin)
+			for _, r := range s.replicasOf(s.engB) {
+				r.Spec.Active = r.Name != twin.Name
+			}
+			for _, r := range s.replicasOf(s.engA) {
+				r.Spec.Active = false
+			}
+			s.st.ReplicaAutoBalance = tc.balance
+			_, f := s.classify(t)
+			c, _ := findCheck(f, CheckNoExtraCleanup)
+			if c.OK == tc.refused || (f.Action == ActionNone) != tc.refused {
+				t.Errorf("%s/%s: check %+v, action %s: %s", ver, tc.name, c, f.Action, f.Reason)
+			}
+			if tc.refused && tc.healthy && !strings.Contains(c.Failure, twin.Name+" of the survivor is inactive") {
+				t.Errorf("%s/%s: failure does not name the twin: %s", ver, tc.name, c.Failure)
+			}
+		}
+	}
+}
+
 // TestDanglingSharedDirDeactivated (F2): after a stop that activated a
 // clone and the stale engine's deletion, a dangling replica shares its
 // directory with an active replica of the survivor. Repointing it (as
