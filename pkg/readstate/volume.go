@@ -92,11 +92,13 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 	out := &VolumeRead{State: st}
 	sel := labels.Set{longhorn.VolumeLabel: vol}.AsSelector().String()
 	withVA := known == nil || !known.v.Known() || known.v.HasVolumeAttachments()
+	withEF := known == nil || !known.v.Known() || known.v.HasEngineFrontends()
 
 	var (
 		wg                                    sync.WaitGroup
 		volErr, verErr, engErr, repErr, vaErr error
-		engRaw, repRaw                        []json.RawMessage
+		engRaw, repRaw, efRaw                 []json.RawMessage
+		efErr                                 error
 		csi                                   csiRead
 	)
 	run := func(f func()) {
@@ -122,6 +124,9 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		run(func() {
 			out.Raw.VolumeAttachment, vaErr = c.REST.Get().Namespace(ns).Resource(longhorn.VolumeAttachments.Plural).Name(vol).DoRaw(ctx)
 		})
+	}
+	if withEF {
+		run(func() { efRaw, efErr = listRaw(ctx, c, longhorn.EngineFrontends, ns, sel) })
 	}
 	if workloads && c.Dynamic != nil {
 		run(func() { csi.run(ctx, c.Dynamic) })
@@ -165,6 +170,16 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 	}
 	if st.Replicas, out.Raw.Replicas, err = ofVolume(repRaw, longhorn.Replicas, vol, func(a, b *longhorn.Replica) bool { return a.Name < b.Name }); err != nil {
 		return nil, err
+	}
+
+	if withEF && !(st.Version.Known() && !st.Version.HasEngineFrontends()) {
+		if efErr == nil {
+			if st.EngineFrontends, _, err = ofVolume(efRaw, longhorn.EngineFrontends, vol, func(a, b *longhorn.EngineFrontend) bool { return a.Name < b.Name }); err != nil {
+				return nil, err
+			}
+		} else if err := frontendsRead(st, st.Volumes, nil, efErr, func(string, ...any) {}); err != nil {
+			return nil, err
+		}
 	}
 
 	switch {
@@ -223,6 +238,7 @@ func ReadVolumes(ctx context.Context, c *Client, ns string, names []string) (*lo
 		st.Engines = append(st.Engines, vr.State.Engines...)
 		st.Replicas = append(st.Replicas, vr.State.Replicas...)
 		st.VolumeAttachments = append(st.VolumeAttachments, vr.State.VolumeAttachments...)
+		st.EngineFrontends = append(st.EngineFrontends, vr.State.EngineFrontends...)
 	}
 	if len(st.Volumes) > 0 {
 		st.Workloads = readWorkloads(ctx, c.Dynamic, st.Volumes, nil)
