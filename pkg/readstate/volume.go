@@ -92,13 +92,11 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 	out := &VolumeRead{State: st}
 	sel := labels.Set{longhorn.VolumeLabel: vol}.AsSelector().String()
 	withVA := known == nil || !known.v.Known() || known.v.HasVolumeAttachments()
-	withEF := known == nil || !known.v.Known() || known.v.HasEngineFrontends()
 
 	var (
 		wg                                    sync.WaitGroup
 		volErr, verErr, engErr, repErr, vaErr error
-		engRaw, repRaw, efRaw                 []json.RawMessage
-		efErr                                 error
+		engRaw, repRaw                        []json.RawMessage
 		csi                                   csiRead
 	)
 	run := func(f func()) {
@@ -124,9 +122,6 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		run(func() {
 			out.Raw.VolumeAttachment, vaErr = c.REST.Get().Namespace(ns).Resource(longhorn.VolumeAttachments.Plural).Name(vol).DoRaw(ctx)
 		})
-	}
-	if withEF {
-		run(func() { efRaw, efErr = listRaw(ctx, c, longhorn.EngineFrontends, ns, sel) })
 	}
 	if workloads && c.Dynamic != nil {
 		run(func() { csi.run(ctx, c.Dynamic) })
@@ -172,7 +167,11 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		return nil, err
 	}
 
-	if withEF && !(st.Version.Known() && !st.Version.HasEngineFrontends()) {
+	// The engine frontends only of a v2 volume on 1.12+ (or an unknown
+	// release): one more request, after the volume, and none for a v1
+	// volume, for which Longhorn makes none.
+	if v.DataEngineName() == longhorn.DataEngineV2 && !(st.Version.Known() && !st.Version.HasEngineFrontends()) {
+		efRaw, efErr := listRaw(ctx, c, longhorn.EngineFrontends, ns, sel)
 		if efErr == nil {
 			if st.EngineFrontends, _, err = ofVolume(efRaw, longhorn.EngineFrontends, vol, func(a, b *longhorn.EngineFrontend) bool { return a.Name < b.Name }); err != nil {
 				return nil, err
