@@ -53,6 +53,9 @@ func (s *Server) Reset(ctx context.Context) error {
 	for _, r := range longhorn.AllResources {
 		ri := s.dyn.Resource(r.GVR()).Namespace(Namespace)
 		list, err := ri.List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			continue // a kind the served release does not have (enginefrontends before 1.12)
+		}
 		if err != nil {
 			return fmt.Errorf("kubeserver: reset: list %s: %w", r.Plural, err)
 		}
@@ -127,6 +130,9 @@ func (s *Server) waitEmpty(ctx context.Context) error {
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, r := range longhorn.AllResources {
 			list, err := s.dyn.Resource(r.GVR()).Namespace(Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+			if apierrors.IsNotFound(err) {
+				continue // not served by this release
+			}
 			if err != nil {
 				return false, err
 			}

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
@@ -277,6 +278,9 @@ func JSONObjectsFrom(ctx context.Context, dyn dynamic.Interface, ns string) ([]m
 	var out []map[string]any
 	for _, r := range longhorn.AllResources {
 		l, err := dyn.Resource(r.GVR()).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			continue // a kind the served release does not have, as the kit skips it
+		}
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", r.GroupResource(), err)
 		}

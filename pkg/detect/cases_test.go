@@ -2,6 +2,7 @@ package detect
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -266,9 +267,22 @@ func stuck(vc versionCase, vol string) *scenario {
 	if vc.v2 {
 		v.Spec.EngineNodeID = nodeB
 		v.Status.CurrentEngineNodeID = nodeB
+		s.withFrontend(nodeB, s.engB)
 	}
 	s.engine(s.engB).Spec.Active = true
 	return s
+}
+
+// withFrontend gives every engine an address and the volume one active
+// engine frontend on node, sending I/O to engine target (Longhorn 1.12+,
+// v2 volumes).
+func (s *scenario) withFrontend(node, target string) *longhorn.EngineFrontend {
+	for i := range s.st.Engines {
+		s.st.Engines[i].Status.IP, s.st.Engines[i].Status.Port = "10.0.1."+fmt.Sprint(i+1), 20001
+	}
+	ef := testenv.NewEngineFrontend(s.vol+"-ef-0", s.vol, node, true, s.engine(target))
+	s.st.EngineFrontends = append(s.st.EngineFrontends, *ef)
+	return &s.st.EngineFrontends[len(s.st.EngineFrontends)-1]
 }
 
 func findCheck(f Finding, name string) (Check, bool) {

@@ -28,8 +28,12 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	f := Finding{Volume: v.Name, Stale: []string{}, Action: ActionNone}
 	f.Evidence = evidence(st, v, engines, replicas, idx.vas[v.Name])
 	f.Objects = objectsOf(v, engines, replicas)
+	if efs := idx.efs[v.Name]; len(efs) > 0 {
+		f.Evidence.EngineFrontends = frontendEvidence(efs)
+	}
 
 	switch {
+	case v2Rows(st, idx, v, engines, active, &f): // v2.go
 	case len(active) >= 2:
 		multipleActive(st, v, engines, replicas, active, &f)
 	case len(pending) > 0:
@@ -303,11 +307,6 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	bug := fmt.Sprintf("%d engines have spec.active=true (%s); every sync of this volume fails with \"BUG: found the second active engine\"",
 		len(active), strings.Join(engineNames(active), ", "))
 
-	switch {
-	case v.DataEngineName() == longhorn.DataEngineV2 && st.Version.V2Switchover():
-		f.Reason = bug + "; this is a v2 volume on Longhorn " + st.Version.String() + " (engine switchover variant, longhorn#13951): report it to Longhorn, no automatic fix"
-		return
-	}
 	if m := vmMigrationFailure(f.Preconditions); m != "" {
 		// Two active engines while KubeVirt moves the VM: the migration may
 		// still confirm or roll back. Not a repair, and not a critical

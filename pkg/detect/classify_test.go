@@ -525,7 +525,7 @@ func TestTwoActiveEngines(t *testing.T) {
 		{vcL15f, ActionDeactivate, "stuck before an upgrade", true},
 		{vcL16, ActionDeactivate, "stuck before an upgrade", true},
 		{vcUnknown, ActionNone, "the Longhorn version is unknown", false},
-		{vcV2, ActionNone, "v2 volume", true},
+		{vcV2, ActionNone, "fix does not repair v2 volumes", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.vc.name, func(t *testing.T) {
@@ -554,6 +554,16 @@ func TestTwoActiveEngines(t *testing.T) {
 			}
 			if roleOf(f, s.engB) != "keep" || roleOf(f, s.engA) != "stale" {
 				t.Errorf("roles: %s=%q %s=%q", s.engB, roleOf(f, s.engB), s.engA, roleOf(f, s.engA))
+			}
+			if tt.vc.v2 {
+				// v2.go: no repair, the steps by hand instead.
+				if len(f.Preconditions) != 0 || len(f.Steps) < 4 {
+					t.Errorf("v2: %d preconditions, steps %q", len(f.Preconditions), f.Steps)
+				}
+				if ef := f.Evidence.EngineFrontends; len(ef) != 1 || ef[0].ConnectedTo != f.Evidence.Engines[1].Address {
+					t.Errorf("v2 frontend evidence: %s", mustJSON(f.Evidence))
+				}
+				return
 			}
 			if len(f.Preconditions) != len(allChecks) {
 				t.Fatalf("%d preconditions, want %d: %s", len(f.Preconditions), len(allChecks), mustJSON(f.Preconditions))
@@ -617,7 +627,8 @@ func TestTwoActiveEnginesEvidenceOrder(t *testing.T) {
 	}
 }
 
-// The survivor is found from currentEngineNodeID for v2 volumes on 1.12+.
+// The survivor of a v2 volume on 1.12+ is on its engine node
+// (spec.engineNodeID), not on spec.nodeID (the frontend's node).
 func TestTwoActiveEnginesV2EngineNode(t *testing.T) {
 	s := stuck(vcV2, "vol")
 	v := s.volume()

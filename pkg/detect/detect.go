@@ -105,6 +105,7 @@ type index struct {
 	engines  map[string][]*longhorn.Engine
 	replicas map[string][]*longhorn.Replica
 	vas      map[string]*longhorn.VolumeAttachment
+	efs      map[string][]*longhorn.EngineFrontend
 	volumes  map[string]bool
 }
 
@@ -113,7 +114,16 @@ func newIndex(st *longhorn.State) *index {
 		engines:  make(map[string][]*longhorn.Engine, len(st.Volumes)),
 		replicas: make(map[string][]*longhorn.Replica, len(st.Volumes)),
 		vas:      make(map[string]*longhorn.VolumeAttachment, len(st.VolumeAttachments)),
+		efs:      make(map[string][]*longhorn.EngineFrontend),
 		volumes:  make(map[string]bool, len(st.Volumes)),
+	}
+	for i := range st.EngineFrontends {
+		ef := &st.EngineFrontends[i]
+		vol := longhorn.VolumeOf(ef)
+		idx.efs[vol] = append(idx.efs[vol], ef)
+	}
+	for _, efs := range idx.efs {
+		sort.Slice(efs, func(i, j int) bool { return efs[i].Name < efs[j].Name })
 	}
 	for i := range st.Volumes {
 		idx.volumes[st.Volumes[i].Name] = true

@@ -17,6 +17,8 @@ func evidence(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine
 		MigrationNodeID:        v.Spec.MigrationNodeID,
 		CurrentMigrationNodeID: v.Status.CurrentMigrationNodeID,
 		CurrentEngineNodeID:    v.Status.CurrentEngineNodeID,
+		EngineNodeID:           v.Spec.EngineNodeID,
+		SwitchoverState:        v.Status.SwitchoverState,
 		OwnerID:                v.Status.OwnerID,
 		DataEngine:             v.DataEngineName(),
 		Migratable:             v.Spec.Migratable,
@@ -37,6 +39,9 @@ func evidence(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine
 			Image:           e.ImageName(),
 			OwnerID:         e.Status.OwnerID,
 			Created:         e.CreationTimestamp.Time.UTC(),
+		}
+		if e.DataEngineName() == longhorn.DataEngineV2 || v.DataEngineName() == longhorn.DataEngineV2 {
+			ee.Address = address(e.Status.IP, e.Status.Port)
 		}
 		if e.DeletionTimestamp != nil {
 			t := e.DeletionTimestamp.Time.UTC()

@@ -105,6 +105,11 @@ type Finding struct {
 	// Age is how long the state has lasted when that is known (pending cleanup).
 	Age      *Duration `json:"age,omitempty"`
 	Evidence Evidence  `json:"evidence"`
+	// Steps are the repair by hand, in order, filled in with this volume's
+	// names, for a state fix does not repair and whose repair is not the
+	// maintainers' (v2 volumes on 1.12+, v2.go): commands to run, or a
+	// sentence where no command does it.
+	Steps []string `json:"steps,omitempty"`
 	// Family is set for a state of the stuck-migration family (family.go):
 	// the upstream issues, releases and the maintainers' repair.
 	Family *FamilyInfo `json:"family,omitempty"`
@@ -213,6 +218,8 @@ type Evidence struct {
 	MigrationNodeID        string `json:"migrationNodeID"`
 	CurrentMigrationNodeID string `json:"currentMigrationNodeID,omitempty"`
 	CurrentEngineNodeID    string `json:"currentEngineNodeID,omitempty"`
+	EngineNodeID           string `json:"engineNodeID,omitempty"`
+	SwitchoverState        string `json:"switchoverState,omitempty"`
 	OwnerID                string `json:"ownerID,omitempty"`
 	DataEngine             string `json:"dataEngine,omitempty"`
 	Migratable             bool   `json:"migratable"`
@@ -221,6 +228,8 @@ type Evidence struct {
 	Engines  []EngineEvidence  `json:"engines"`
 	Replicas []ReplicaEvidence `json:"replicas"`
 	Tickets  []TicketEvidence  `json:"attachmentTickets,omitempty"`
+	// EngineFrontends are a v2 volume's frontends (Longhorn 1.12+).
+	EngineFrontends []EngineFrontendEvidence `json:"engineFrontends,omitempty"`
 	// Kubernetes is volume.status.kubernetesStatus: who uses the volume.
 	Kubernetes *KubernetesEvidence `json:"kubernetes,omitempty"`
 	// Workload is where the volume's workload runs, read from Kubernetes
@@ -245,6 +254,29 @@ type EngineEvidence struct {
 	Image             string     `json:"image,omitempty"`
 	OwnerID           string     `json:"ownerID,omitempty"`
 	Created           time.Time  `json:"created"`
+	// Address is status.ip:port, shown for v2 volumes: what an engine
+	// frontend connects to.
+	Address string `json:"address,omitempty"`
+}
+
+// EngineFrontendEvidence describes one engine frontend of a v2 volume.
+type EngineFrontendEvidence struct {
+	Name              string     `json:"name"`
+	Role              string     `json:"role,omitempty"` // keep, stale
+	NodeID            string     `json:"nodeID"`
+	Active            bool       `json:"active"`
+	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
+	State             string     `json:"state"`
+	DesireState       string     `json:"desireState,omitempty"`
+	// EngineName and Target are the engine it should send I/O to
+	// (spec.engineName, spec.targetIP:targetPort); ConnectedTo the address
+	// it is connected to now (status.targetIP:targetPort).
+	EngineName  string    `json:"engineName,omitempty"`
+	Target      string    `json:"target,omitempty"`
+	ConnectedTo string    `json:"connectedTo,omitempty"`
+	Endpoint    string    `json:"endpoint,omitempty"`
+	OwnerID     string    `json:"ownerID,omitempty"`
+	Created     time.Time `json:"created"`
 }
 
 // ReplicaEvidence describes one replica of the volume.

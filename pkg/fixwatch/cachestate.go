@@ -47,6 +47,9 @@ func volumeOf(r longhorn.Resource, obj any) string {
 	case longhorn.Replicas:
 		v, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName")
 		return longhorn.VolumeOf(&longhorn.Replica{ObjectMeta: meta, Spec: longhorn.ReplicaSpec{VolumeName: v}})
+	case longhorn.EngineFrontends:
+		v, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName")
+		return longhorn.VolumeOf(&longhorn.EngineFrontend{ObjectMeta: meta, Spec: longhorn.EngineFrontendSpec{VolumeName: v}})
 	case longhorn.VolumeAttachments:
 		v, _, _ := unstructured.NestedString(u.Object, "spec", "volume")
 		return longhorn.VolumeOf(&longhorn.VolumeAttachment{ObjectMeta: meta, Spec: longhorn.VolumeAttachmentSpec{Volume: v}})
@@ -74,7 +77,7 @@ func (g *Guard) stateFor(vol string, now time.Time) (st *longhorn.State, found b
 		return nil, false, err
 	}
 	st.Volumes = []longhorn.Volume{*v}
-	for _, r := range []longhorn.Resource{longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments} {
+	for _, r := range []longhorn.Resource{longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments, longhorn.EngineFrontends} {
 		inf := g.informer(r)
 		if inf == nil {
 			continue
@@ -98,6 +101,12 @@ func (g *Guard) stateFor(vol string, now time.Time) (st *longhorn.State, found b
 					return nil, false, err
 				}
 				st.Replicas = append(st.Replicas, *x)
+			case longhorn.EngineFrontends:
+				ef, err := cached[longhorn.EngineFrontend](o)
+				if err != nil {
+					return nil, false, err
+				}
+				st.EngineFrontends = append(st.EngineFrontends, *ef)
 			default:
 				va, err := cached[longhorn.VolumeAttachment](o)
 				if err != nil {

@@ -43,6 +43,8 @@ func compact(r longhorn.Resource) cache.TransformFunc {
 			out, err = typed[longhorn.Replica](u, nil)
 		case longhorn.VolumeAttachments:
 			out, err = typed[longhorn.VolumeAttachment](u, nil)
+		case longhorn.EngineFrontends:
+			out, err = typed[longhorn.EngineFrontend](u, nil)
 		case longhorn.Settings:
 			out, err = typed[longhorn.Setting](u, nil)
 		default:

@@ -44,6 +44,14 @@ func describe(r longhorn.Resource, obj any) string {
 			add("active", fmt.Sprint(x.Spec.Active))
 			add("state", x.Status.CurrentState)
 		})
+	case longhorn.EngineFrontends:
+		ok = decoded(obj, func(f *longhorn.EngineFrontend) {
+			add("volume", volumeOf(r, obj))
+			add("node", f.Spec.NodeID)
+			add("engine", f.Spec.EngineName)
+			add("active", fmt.Sprint(f.Spec.Active))
+			add("state", f.Status.CurrentState)
+		})
 	case longhorn.VolumeAttachments:
 		ok = decoded(obj, func(va *longhorn.VolumeAttachment) {
 			var ts []string

@@ -260,7 +260,7 @@ func watchedList(g *Guard) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []string
-	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments} {
+	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas, longhorn.VolumeAttachments, longhorn.EngineFrontends} {
 		if g.inf[r.Plural] != nil {
 			out = append(out, r.Plural)
 		}

@@ -23,11 +23,15 @@ import (
 )
 
 // watchedResources are the informers the guard runs; volume attachments
-// only on Longhorn 1.5+ (or an unknown version), where they exist.
+// only on Longhorn 1.5+ (or an unknown version), where they exist; engine
+// frontends on 1.12+ (the verdict on a v2 volume rests on them).
 func watchedResources(v longhorn.Version) []longhorn.Resource {
 	rs := []longhorn.Resource{longhorn.Settings, longhorn.Volumes, longhorn.Engines, longhorn.Replicas}
 	if !v.Known() || v.HasVolumeAttachments() {
 		rs = append(rs, longhorn.VolumeAttachments)
+	}
+	if v.HasEngineFrontends() {
+		rs = append(rs, longhorn.EngineFrontends)
 	}
 	return rs
 }
@@ -132,10 +136,13 @@ func (g *Guard) onSetting(what string, old, obj any, name string, initial bool) 
 	}
 	g.out.Printf("%s %q %s: %s", longhorn.Settings.Qualified(), name, what, desc)
 	v, _ := g.version()
-	if v.HasVolumeAttachments() && g.informer(longhorn.VolumeAttachments) == nil {
-		g.errOut.Printf("Longhorn is now %s: watching %s too", v, longhorn.VolumeAttachments.GroupResource())
-		if _, err := g.startInformer(g.infCtx, longhorn.VolumeAttachments); err != nil {
-			g.fail(err)
+	for _, r := range []longhorn.Resource{longhorn.VolumeAttachments, longhorn.EngineFrontends} {
+		has := (r == longhorn.VolumeAttachments && v.HasVolumeAttachments()) || (r == longhorn.EngineFrontends && v.HasEngineFrontends())
+		if has && g.informer(r) == nil {
+			g.errOut.Printf("Longhorn is now %s: watching %s too", v, r.GroupResource())
+			if _, err := g.startInformer(g.infCtx, r); err != nil {
+				g.fail(err)
+			}
 		}
 	}
 	for _, vol := range g.volumeNames() {

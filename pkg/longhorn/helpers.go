@@ -17,6 +17,21 @@ func (e *Engine) Deleting() bool { return e.DeletionTimestamp != nil }
 // pending cleanup, not a second active engine.
 func (e *Engine) IsActive() bool { return e.Spec.Active && !e.Deleting() }
 
+// Deleting reports whether the engine frontend has been deleted and waits
+// for its finalizer.
+func (f *EngineFrontend) Deleting() bool { return f.DeletionTimestamp != nil }
+
+// IsActive: spec.active set and not being deleted, as for engines.
+func (f *EngineFrontend) IsActive() bool { return f.Spec.Active && !f.Deleting() }
+
+// Targets reports whether the frontend is connected to engine e now: its
+// status.targetIP/targetPort are e's status.ip/port (the address Longhorn
+// 1.12.0's switchover writes into spec.targetIP/targetPort and waits to see
+// in status).
+func (f *EngineFrontend) Targets(e *Engine) bool {
+	return e != nil && e.Status.IP != "" && f.Status.TargetIP == e.Status.IP && f.Status.TargetPort == e.Status.Port
+}
+
 // ImageName returns the engine image whichever field this Longhorn version
 // uses.
 func (e *Engine) ImageName() string { return image(e.Spec.Image, e.Spec.EngineImage) }

@@ -4,7 +4,7 @@ import "sort"
 
 // VolumeOf names the volume an object belongs to, with the one rule every
 // reader and the detector share: a volume is its own name; an engine or a
-// replica belongs to spec.volumeName, else to its longhornvolume label (the
+// replica (or an engine frontend) belongs to spec.volumeName, else to its longhornvolume label (the
 // label is what longhorn-manager lists them by); an attachment belongs to
 // spec.volume, else to its name (Longhorn names it after the volume). ""
 // when the object names no volume.
@@ -15,6 +15,8 @@ func VolumeOf(obj any) string {
 	case *Engine:
 		return orLabel(o.Spec.VolumeName, o.Labels)
 	case *Replica:
+		return orLabel(o.Spec.VolumeName, o.Labels)
+	case *EngineFrontend:
 		return orLabel(o.Spec.VolumeName, o.Labels)
 	case *VolumeAttachment:
 		if o.Spec.Volume != "" {

@@ -53,10 +53,12 @@ var (
 	Nodes             = Resource{"nodes", "Node", "lhn"}
 	Settings          = Resource{"settings", "Setting", "lhs"}
 	InstanceManagers  = Resource{"instancemanagers", "InstanceManager", "lhim"}
+	// EngineFrontends exist from Longhorn 1.12.0, for v2 volumes only.
+	EngineFrontends = Resource{"enginefrontends", "EngineFrontend", "lhef"}
 )
 
 // AllResources lists every resource the plugin knows, in a stable order.
-var AllResources = []Resource{Volumes, Engines, Replicas, VolumeAttachments, Nodes, Settings, InstanceManagers}
+var AllResources = []Resource{Volumes, Engines, Replicas, VolumeAttachments, Nodes, Settings, InstanceManagers, EngineFrontends}
 
 func lower(s string) string {
 	b := []byte(s)

@@ -18,8 +18,10 @@ type State struct {
 	Engines           []Engine
 	Replicas          []Replica
 	VolumeAttachments []VolumeAttachment
-	Nodes             []Node
-	InstanceManagers  []InstanceManager
+	// EngineFrontends are read on Longhorn 1.12+ only (v2 volumes).
+	EngineFrontends  []EngineFrontend
+	Nodes            []Node
+	InstanceManagers []InstanceManager
 	// InstanceManagersRead is false when instance managers were not read
 	// (orphan-process checks are then skipped rather than reported clean).
 	InstanceManagersRead bool

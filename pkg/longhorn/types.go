@@ -146,6 +146,43 @@ type EngineStatus struct {
 	Snapshots           map[string]json.RawMessage `json:"snapshots,omitempty"`
 }
 
+// EngineFrontend is longhorn.io/v1beta2 EngineFrontend (Longhorn 1.12+, v2
+// data engine only): the initiator on the workload's node, which sends the
+// volume's I/O to one engine (the target) over NVMe/TCP. spec.engineName and
+// spec.targetIP/targetPort name the engine it should use;
+// status.targetIP/targetPort the one it is connected to now. Longhorn 1.12.0
+// keeps one of them spec.active, as for engines
+// (GetCurrentEngineFrontendAndExtras fails with "BUG: found the second active
+// engine frontend" otherwise).
+type EngineFrontend struct {
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       EngineFrontendSpec   `json:"spec,omitempty"`
+	Status     EngineFrontendStatus `json:"status,omitempty"`
+}
+
+// EngineFrontendSpec is where the frontend runs and which engine it targets.
+type EngineFrontendSpec struct {
+	VolumeName  string `json:"volumeName,omitempty"`
+	NodeID      string `json:"nodeID,omitempty"`
+	Active      bool   `json:"active,omitempty"`
+	DesireState string `json:"desireState,omitempty"`
+	DataEngine  string `json:"dataEngine,omitempty"`
+	Frontend    string `json:"frontend,omitempty"`
+	EngineName  string `json:"engineName,omitempty"`
+	TargetIP    string `json:"targetIP,omitempty"`
+	TargetPort  int    `json:"targetPort,omitempty"`
+}
+
+// EngineFrontendStatus is the frontend process as its owner reports it.
+type EngineFrontendStatus struct {
+	OwnerID             string `json:"ownerID,omitempty"`
+	CurrentState        string `json:"currentState,omitempty"`
+	InstanceManagerName string `json:"instanceManagerName,omitempty"`
+	Endpoint            string `json:"endpoint,omitempty"`
+	TargetIP            string `json:"targetIP,omitempty"`
+	TargetPort          int    `json:"targetPort,omitempty"`
+}
+
 // Replica is longhorn.io/v1beta2 Replica.
 type Replica struct {
 	ObjectMeta `json:"metadata,omitempty"`

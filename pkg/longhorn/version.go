@@ -157,6 +157,10 @@ func (v Version) MigrationNeedsReadyTarget() bool {
 	return v.AtLeast(1, 12, 1)
 }
 
+// HasEngineFrontends: enginefrontends.longhorn.io exists from 1.12.0 (v2
+// volumes only).
+func (v Version) HasEngineFrontends() bool { return v.AtLeast(1, 12, 0) }
+
 // V2Switchover: v2 volumes can move their engine (target) live from 1.12.
 func (v Version) V2Switchover() bool { return v.AtLeast(1, 12, 0) }
 

@@ -221,6 +221,11 @@ func readBundle(ctx context.Context, b bundleFS, info bundleInfo, o OfflineOptio
 	if err := selectOffline(st, o); err != nil {
 		return nil, err
 	}
+	if m := missingFrontends(st); m != "" {
+		// The kit writes no file for a kind without objects: a v2 volume
+		// of 1.12+ with none means the bundle lost them (or predates them).
+		off.incomplete("%s in the bundle (no %s.yaml entry for it)", m, longhorn.EngineFrontends.Plural)
+	}
 	return off, nil
 }
 
@@ -409,7 +414,7 @@ func (r *bundleReader) checkRequired(files map[string]string) {
 // readOrder puts the version setting and volumes first: the rest is about them.
 var readOrder = []longhorn.Resource{
 	longhorn.Settings, longhorn.Volumes, longhorn.Engines, longhorn.Replicas,
-	longhorn.VolumeAttachments, longhorn.Nodes, longhorn.InstanceManagers,
+	longhorn.VolumeAttachments, longhorn.Nodes, longhorn.InstanceManagers, longhorn.EngineFrontends,
 }
 
 func (r *bundleReader) readResources(files map[string]string, ns string, v13 bool) {

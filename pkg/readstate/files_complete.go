@@ -59,5 +59,39 @@ func missingKinds(st *longhorn.State) []string {
 	if st.Version.Known() && st.Version.HasVolumeAttachments() {
 		whole(longhorn.VolumeAttachments, len(st.VolumeAttachments))
 	}
+	if m := missingFrontends(st); m != "" {
+		out = append(out, m+": "+get(longhorn.EngineFrontends))
+	}
 	return out
+}
+
+// missingFrontends says what is missing when the state has v2 volumes on
+// Longhorn 1.12+ (or an unknown release) and no EngineFrontend of one of
+// them: 1.12.0's volume controller creates one for every v2 volume it
+// reconciles (reconcileVolumeCreation), and the verdict on two active
+// engines of a v2 volume rests on it, so a check without them is
+// incomplete. "" when nothing is missing: no v2 volume, a release before
+// 1.12 (no such kind), or a frontend for every v2 volume.
+func missingFrontends(st *longhorn.State) string {
+	if st.Version.Known() && !st.Version.HasEngineFrontends() {
+		return ""
+	}
+	has := map[string]bool{}
+	for i := range st.EngineFrontends {
+		has[longhorn.VolumeOf(&st.EngineFrontends[i])] = true
+	}
+	var missing []string
+	for i := range st.Volumes {
+		v := &st.Volumes[i]
+		if v.DataEngineName() == longhorn.DataEngineV2 && !has[v.Name] {
+			missing = append(missing, v.Name)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("v2 volume %s has no %s object", missing[0], longhorn.EngineFrontends.Kind)
+	}
+	return fmt.Sprintf("%d v2 volumes (%s, ...) have no %s object", len(missing), missing[0], longhorn.EngineFrontends.Kind)
 }

@@ -85,7 +85,7 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 		ver                            longhorn.Version
 		src                            string
 		volErr, verErr, engErr, repErr error
-		vaErr, imErr                   error
+		vaErr, imErr, efErr            error
 	)
 	run := func(f func()) {
 		wg.Add(1)
@@ -103,6 +103,10 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 	})
 	run(func() {
 		ims, imErr = ListAll[longhorn.InstanceManager](ctx, c, longhorn.InstanceManagers, ns, "", o.PageSize)
+	})
+	// Listed before the version is known too, and dropped before 1.12.
+	run(func() {
+		st.EngineFrontends, efErr = ListAll[longhorn.EngineFrontend](ctx, c, longhorn.EngineFrontends, ns, "", o.PageSize)
 	})
 	// Pods and CSI attachments never fail the read: they degrade to "not
 	// checked" (or, on an unexpected error, to a refused repair).
@@ -143,6 +147,12 @@ func loadNamespace(ctx context.Context, c *Client, o LoadOptions, warnf func(str
 	case vaErr != nil:
 		st.VolumeAttachments = nil
 	}
+	if want != nil {
+		st.EngineFrontends = filterByVolume(st.EngineFrontends, want)
+	}
+	if err := frontendsRead(st, vols, want, efErr, warnf); err != nil {
+		return nil, err
+	}
 	if imErr == nil {
 		st.InstanceManagers, st.InstanceManagersRead = ims, true
 	} else {
@@ -174,6 +184,39 @@ func loadNamed(ctx context.Context, c *Client, o LoadOptions, warnf func(string,
 	}
 	WarnWorkloads(&st.Workloads, warnf)
 	return st, nil
+}
+
+// frontendsRead settles the list of EngineFrontends against the release:
+// before 1.12 there is no such kind and whatever the list said is dropped.
+// From 1.12 (or on an unknown release) a failed list is an error when a
+// selected volume is v2 (the kind missing, or no permission to read it:
+// the verdict on that volume rests on its frontend, so the check is
+// incomplete, never clean); with v1 volumes only, none exists to read
+// (Longhorn creates them for v2 volumes only): a list that found no such
+// kind is dropped, any other failure a warning.
+func frontendsRead(st *longhorn.State, vols []longhorn.Volume, want map[string]bool, err error, warnf func(string, ...any)) error {
+	if st.Version.Known() && !st.Version.HasEngineFrontends() {
+		st.EngineFrontends = nil
+		return nil
+	}
+	if err == nil {
+		return nil
+	}
+	st.EngineFrontends = nil
+	for i := range vols {
+		v := &vols[i]
+		if (want == nil || want[v.Name]) && v.DataEngineName() == longhorn.DataEngineV2 {
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("volume %s is a v2 volume on Longhorn %s but the server has no %s: the check needs the volume's engine frontend (the CRD Longhorn 1.12 installs)",
+					v.Name, st.Version.String(), longhorn.EngineFrontends.GroupResource())
+			}
+			return cmdutil.Explain(err, "list", longhorn.EngineFrontends.GroupResource(), st.Namespace)
+		}
+	}
+	if !apierrors.IsNotFound(err) {
+		warnf("%s not read (no v2 volume needs them): %v", longhorn.EngineFrontends.GroupResource(), err)
+	}
+	return nil
 }
 
 func noLonghorn(ns string) error {

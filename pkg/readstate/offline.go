@@ -238,6 +238,8 @@ func (c *collector) add(obj map[string]any, defaultKind, defaultNS string) error
 		err = decodeInto(raw, kind, &space.st.Replicas, space.index)
 	case longhorn.VolumeAttachments.Kind:
 		err = decodeInto(raw, kind, &space.st.VolumeAttachments, space.index)
+	case longhorn.EngineFrontends.Kind:
+		err = decodeInto(raw, kind, &space.st.EngineFrontends, space.index)
 	case longhorn.Nodes.Kind:
 		err = decodeInto(raw, kind, &space.st.Nodes, space.index)
 	case longhorn.InstanceManagers.Kind:
@@ -383,6 +385,7 @@ func (c *collector) stateFor(ns string) (*longhorn.State, *longhorn.Setting, boo
 		st.Engines = append(st.Engines, s.st.Engines...)
 		st.Replicas = append(st.Replicas, s.st.Replicas...)
 		st.VolumeAttachments = append(st.VolumeAttachments, s.st.VolumeAttachments...)
+		st.EngineFrontends = append(st.EngineFrontends, s.st.EngineFrontends...)
 		st.Nodes = append(st.Nodes, s.st.Nodes...)
 		st.InstanceManagers = append(st.InstanceManagers, s.st.InstanceManagers...)
 		ims = ims || s.imsSeen
@@ -449,6 +452,7 @@ func selectOffline(st *longhorn.State, o OfflineOptions) error {
 	st.Engines = filterByVolume(st.Engines, want)
 	st.Replicas = filterByVolume(st.Replicas, want)
 	st.VolumeAttachments = filterByVolume(st.VolumeAttachments, want)
+	st.EngineFrontends = filterByVolume(st.EngineFrontends, want)
 	return nil
 }
 

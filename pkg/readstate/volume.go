@@ -167,6 +167,20 @@ func readVolume(ctx context.Context, c *Client, ns, vol string, known *knownVers
 		return nil, err
 	}
 
+	// The engine frontends only of a v2 volume on 1.12+ (or an unknown
+	// release): one more request, after the volume, and none for a v1
+	// volume, for which Longhorn makes none.
+	if v.DataEngineName() == longhorn.DataEngineV2 && !(st.Version.Known() && !st.Version.HasEngineFrontends()) {
+		efRaw, efErr := listRaw(ctx, c, longhorn.EngineFrontends, ns, sel)
+		if efErr == nil {
+			if st.EngineFrontends, _, err = ofVolume(efRaw, longhorn.EngineFrontends, vol, func(a, b *longhorn.EngineFrontend) bool { return a.Name < b.Name }); err != nil {
+				return nil, err
+			}
+		} else if err := frontendsRead(st, st.Volumes, nil, efErr, func(string, ...any) {}); err != nil {
+			return nil, err
+		}
+	}
+
 	switch {
 	case !withVA:
 	case vaErr == nil:
@@ -223,6 +237,7 @@ func ReadVolumes(ctx context.Context, c *Client, ns string, names []string) (*lo
 		st.Engines = append(st.Engines, vr.State.Engines...)
 		st.Replicas = append(st.Replicas, vr.State.Replicas...)
 		st.VolumeAttachments = append(st.VolumeAttachments, vr.State.VolumeAttachments...)
+		st.EngineFrontends = append(st.EngineFrontends, vr.State.EngineFrontends...)
 	}
 	if len(st.Volumes) > 0 {
 		st.Workloads = readWorkloads(ctx, c.Dynamic, st.Volumes, nil)

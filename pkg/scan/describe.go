@@ -81,8 +81,14 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 	if st.Version.HasCurrentMigrationNodeID() || ev.CurrentMigrationNodeID != "" {
 		kv(2, "status.currentMigrationNodeID", orText(ev.CurrentMigrationNodeID, "<empty>"))
 	}
+	if ev.EngineNodeID != "" {
+		kv(2, "spec.engineNodeID", ev.EngineNodeID)
+	}
 	if ev.CurrentEngineNodeID != "" {
 		kv(2, "status.currentEngineNodeID", ev.CurrentEngineNodeID)
+	}
+	if ev.SwitchoverState != "" {
+		kv(2, "status.switchoverState", ev.SwitchoverState)
 	}
 	kv(2, "status.ownerID", orText(ev.OwnerID, "<empty>"))
 
@@ -92,7 +98,13 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 		b.WriteString("  <none>\n")
 	} else {
 		t := &table{}
-		for _, h := range []string{"NAME", "ROLE", "NODE", "ACTIVE", "STATE", "ENDPOINT", "RW", "AGE"} {
+		v2 := len(ev.EngineFrontends) > 0
+		heads := []string{"NAME", "ROLE", "NODE", "ACTIVE", "STATE", "ENDPOINT", "RW", "AGE"}
+		if v2 {
+			// What an engine frontend connects to (a v2 volume's engine has no endpoint).
+			heads[5] = "ADDRESS"
+		}
+		for _, h := range heads {
 			t.column(h, nil)
 		}
 		for _, e := range ev.Engines {
@@ -102,10 +114,37 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 			if e.DeletionTimestamp != nil {
 				active += " (deleting " + age(st.Now, *e.DeletionTimestamp) + ")"
 			}
-			t.row([]string{e.Name, role, dash(e.NodeID), active, dash(e.State), dash(e.Endpoint), fmt.Sprint(e.RWReplicas), age(st.Now, e.Created)},
+			end := e.Endpoint
+			if v2 {
+				end = e.Address
+			}
+			t.row([]string{e.Name, role, dash(e.NodeID), active, dash(e.State), dash(end), fmt.Sprint(e.RWReplicas), age(st.Now, e.Created)},
 				[]func(string) string{nil, rolePaint(p, role)})
 		}
 		indented(b, t)
+	}
+
+	if st.Version.HasEngineFrontends() || len(ev.EngineFrontends) > 0 {
+		if ev.DataEngine == longhorn.DataEngineV2 || len(ev.EngineFrontends) > 0 {
+			b.WriteString("Engine frontends:\n")
+			if len(ev.EngineFrontends) == 0 {
+				b.WriteString("  <none>\n")
+			} else {
+				t := &table{}
+				for _, h := range []string{"NAME", "ROLE", "NODE", "ACTIVE", "STATE", "ENGINE", "CONNECTED-TO", "AGE"} {
+					t.column(h, nil)
+				}
+				for _, ef := range ev.EngineFrontends {
+					active := fmt.Sprint(ef.Active)
+					if ef.DeletionTimestamp != nil {
+						active += " (deleting " + age(st.Now, *ef.DeletionTimestamp) + ")"
+					}
+					t.row([]string{ef.Name, dash(ef.Role), dash(ef.NodeID), active, dash(ef.State), dash(ef.EngineName), dash(ef.ConnectedTo), age(st.Now, ef.Created)},
+						[]func(string) string{nil, rolePaint(p, ef.Role)})
+				}
+				indented(b, t)
+			}
+		}
 	}
 
 	b.WriteString("Replicas:\n")
@@ -184,6 +223,12 @@ func describeVolume(b *bytes.Buffer, st *longhorn.State, name string, ev *detect
 	kv(0, "Why", wrap(f.Reason, keyWidth, width))
 	kv(0, "Repair", repairCommand(st.Namespace, f))
 	describeFamily(b, f, kv)
+	if len(f.Steps) > 0 {
+		b.WriteString("By hand (fix does not do it; read in Longhorn's source):\n")
+		for i, s := range f.Steps {
+			fmt.Fprintf(b, "  %d. %s\n", i+1, s)
+		}
+	}
 	if l := f.Evidence.Logs; l != nil && l.Count > 0 {
 		b.WriteString("Log evidence:\n")
 		kv(2, "Lines", fmt.Sprint(l.Count))

@@ -28,30 +28,9 @@ func TestScanSelectsByNameAndLabel(t *testing.T) {
 	}
 }
 
-func TestScanV2VolumeOn112IsReportedNotRepaired(t *testing.T) {
-	ctx := reset(t)
-	o := testenv.TwoActiveEngines("v1.12.1", "v2vol")
-	o.Volumes[0].Spec.DataEngine = "v2"
-	o.Volumes[0].Status.CurrentEngineNodeID = testenv.NodeB
-	for _, e := range o.Engines {
-		e.Spec.DataEngine = "v2"
-	}
-	if err := testenv.Create(ctx, cluster, testenv.Nodes().Add(o)); err != nil {
-		t.Fatal(err)
-	}
-	res := clitest.New(t, cluster.KubeconfigPath()).Run(ctx, "scan", "-o", "json")
-	r := decode(t, res.Stdout)
-	if res.Code != 1 || len(r.Findings) != 1 {
-		t.Fatalf("want one finding:\n%s", res)
-	}
-	f := r.Findings[0]
-	if f.Type != detect.TypeMultipleActiveEngines || f.Action != detect.ActionNone || !strings.Contains(f.Reason, "v2 volume") {
-		t.Errorf("v2 on 1.12 must be reported without a fix: %s/%s %s", f.Type, f.Action, f.Reason)
-	}
-	if f.Keep != "v2vol-e-1" {
-		t.Errorf("keep = %q, want the engine on currentEngineNodeID", f.Keep)
-	}
-}
+// A v2 volume with two active engines on 1.12: v2_test.go, on 1.12.0's
+// own CRDs (this package's shared server has no enginefrontends.longhorn.io,
+// on which such a volume is an incomplete check: TestV2FrontendsKindMissing).
 
 func TestScanRefusedPreconditionsSayWhich(t *testing.T) {
 	ctx := reset(t)
