@@ -48,9 +48,16 @@ test: kube-apiserver
 # lhreal.Sample only): each release's controllers build on their own k8s.io
 # versions, about 4 CPU-minutes each cold (docs/testing.md).
 RELEASES_TIMEOUT ?= 90m
+# Each test binary records what it proved per release in test/matrix/
+# (internal/testenv/matrix.go): realtest on Longhorn's own controllers and
+# lhsim, and fix's repairs on lhsim (the releases that cannot be run);
+# make docs renders docs/support-matrix.md's table from that record.
+MATRIX_ENV := LHE_MATRIX_DIR=$(CURDIR)/test/matrix
+FIX_SIM_REPAIRS := ^(TestFixRepairsTheSeedBug|TestMigrationRequestRacingTheRepair|TestOldOrderMigrationRequestWipes|TestFixRepairsTheHandDeletedEngine|TestFixSetsFlagsBeforePendingCleanupEnds)$$
 test-releases:
-	LHREAL_RELEASES=all REALTEST_MATRIX=$(CURDIR)/internal/realtest/testdata/matrix.json \
+	LHREAL_RELEASES=all $(MATRIX_ENV) \
 		$(GO) test -race -timeout $(RELEASES_TIMEOUT) ./internal/lhreal ./internal/realtest
+	$(MATRIX_ENV) $(GO) test -race -timeout $(RELEASES_TIMEOUT) -run '$(FIX_SIM_REPAIRS)' ./pkg/fix
 
 # The soak's server, without -race: the race detector in kube-apiserver
 # made it most of a soak's CPU (a whole compile of its own, once).

@@ -236,7 +236,7 @@ func fmtState(s endState) string {
 func newSimEnv(t *testing.T, release string) *env {
 	t.Helper()
 	e := newBareEnv(t, release, false)
-	recordScenario(t, release, false)
+	testenv.RecordScenario(t, release, false)
 	for _, n := range []string{nodeA, nodeB, nodeC} {
 		if err := e.sim.AddNode(e.ctx, n, lhsim.NodeOptions{}); err != nil {
 			t.Fatal(err)

@@ -109,7 +109,7 @@ const envTimeout = 10 * time.Minute
 func newEnvOn(t *testing.T, release string, c apiServer, ns string, nodes []string, timeout time.Duration) *env {
 	t.Helper()
 	e := newBareEnvOn(t, release, c, ns, true, timeout)
-	recordScenario(t, release, true)
+	testenv.RecordScenario(t, release, true)
 	for _, n := range nodes {
 		if err := e.sim.AddNode(e.ctx, n, lhsim.NodeOptions{}); err != nil {
 			t.Fatal(err)

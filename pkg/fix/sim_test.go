@@ -26,6 +26,9 @@ type simEnv struct{ *testenv.Env }
 
 func newSim(t *testing.T, version string) *simEnv {
 	t.Helper()
+	// make test-releases records the repairs shown on lhsim, for the
+	// releases that cannot be run (docs/support-matrix.md)
+	testenv.RecordScenario(t, version, false)
 	return &simEnv{testenv.StartSim(t, cluster.RESTConfig(), testenv.Namespace("fix-sim"), version, 4*time.Minute, simWait)}
 }
 
