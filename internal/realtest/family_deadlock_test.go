@@ -1,0 +1,171 @@
+package realtest
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+)
+
+// engineImages is Longhorn's EngineImage resource (the plugin itself
+// never reads it).
+var engineImages = longhorn.Resource{Plural: "engineimages", Kind: "EngineImage", ShortName: "lhei"}
+
+// engineImageNamed is the name of the EngineImage of img.
+func (e *env) engineImageNamed(img string) string {
+	e.t.Helper()
+	l, err := e.c.Dynamic().Resource(engineImages.GVR()).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, u := range l.Items {
+		if s, _, _ := unstructured.NestedString(u.Object, "spec", "image"); s == img {
+			return u.GetName()
+		}
+	}
+	e.t.Fatalf("no EngineImage of %s", img)
+	return ""
+}
+
+// upgradeDeadlockRelease: the releases longhorn#7833 names (1.4.0–1.4.4,
+// 1.5.0–1.5.3, 1.6.0; "Don't automatically upgrade engines while
+// migrating" fixed 1.4.5, 1.5.4, 1.6.1 and 1.7.0).
+func upgradeDeadlockRelease(rel string) bool {
+	return between(rel, "1.4.0", "1.4.4") || between(rel, "1.5.0", "1.5.3") || between(rel, "1.6.0", "1.6.0")
+}
+
+// newEngineImage is the engine image the automatic upgrade moves volumes
+// to in TestFamilyUpgradeMigrationDeadlock.
+const newEngineImage = "longhornio/longhorn-engine:new"
+
+// autoUpgradePicks plays Longhorn's EngineImageController, which does not
+// run here: a new default engine image deployed on every node (its
+// EngineImage status, with a build of its own so that a live upgrade is
+// allowed), and the automatic engine upgrade's pick of vol, attached and
+// healthy (1.4.3 and 1.5.3 getVolumesForEngineImageUpgrading and
+// canDoLiveEngineImageUpgrade, which do not look at a migration): its
+// spec.engineImage (spec.image from 1.6) set to the new image.
+func (e *env) autoUpgradePicks(vol string) {
+	e.t.Helper()
+	if err := e.sim.DeployEngineImage(e.ctx, newEngineImage); err != nil {
+		e.t.Fatal(err)
+	}
+	e.patch(engineImages, e.engineImageNamed(newEngineImage), `{"status":{"gitCommit":"new"}}`, "status")
+	e.patch(longhorn.Volumes, vol, `{"spec":{"`+imageField(e.release)+`":"`+newEngineImage+`"}}`)
+}
+
+// upgradeDeadlock brings vol into longhorn#7833 and checks that Longhorn
+// stays there: vol migrates from node-a to node-b; while the migration is
+// ready the automatic engine upgrade picks it (played: the
+// EngineImageController does not run), and the drain then confirms the
+// migration. Longhorn neither finishes the confirm (processMigration skips
+// a volume that upgrades) nor upgrades (upgradeEngineForVolume waits for
+// one engine). It returns the migration engine and the old image.
+func (e *env) upgradeDeadlock(vol string) (mig, oldImage string) {
+	e.t.Helper()
+	e.attached(vol)
+	_, mig = e.migrating(vol)
+	v0, _, _ := e.state(vol)
+	oldImage = v0.Status.CurrentImage
+	e.autoUpgradePicks(vol)
+	e.detach(vol, nodeA) // the drain's confirm
+	e.waitFor("confirm written", vol, func(v *longhorn.Volume, _ []longhorn.Engine, _ []longhorn.Replica) bool {
+		return v.Spec.NodeID == nodeB && v.Spec.MigrationNodeID == ""
+	})
+	// what each release logs at every sync of the volume in this state
+	evidence := "Skip the migration processing since the volume is being upgraded"
+	if !longhorn.MustParseVersion(e.release).HasVolumeAttachments() {
+		evidence = "has already attached to node " + nodeA + ", but asked to attach to node " + nodeB
+	}
+	e.stays("neither the confirm nor the upgrade finishes", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+		return len(es) == 2 && testenv.EngineNamed(es, mig) != nil && v.Status.CurrentNodeID == nodeA &&
+			v.Status.CurrentImage == oldImage && v.WantedImage() == newEngineImage
+	}, evidence)
+	f := e.familyFinding(vol, "UpgradeMigrationDeadlock")
+	if len(f.Stale) != 1 || f.Stale[0] != mig || !strings.Contains(f.Reason, "an engine upgrade is pending") {
+		e.t.Errorf("scan: stale %v, want the migration engine %s; reason %q", f.Stale, mig, f.Reason)
+	}
+	e.step(f, "delete engines.longhorn.io "+mig)
+	e.step(f, "concurrent-automatic-engine-upgrade-per-node-limit")
+	return mig, oldImage
+}
+
+// TestFamilyUpgradeMigrationDeadlockRollback: after longhorn#7833's
+// deadlock, the engine upgrade rolled back (spec.engineImage set back to
+// status.currentImage, as Longhorn's engine upgrade of a volume back to its
+// current image does): Longhorn finishes the drain's confirm on node-b; the
+// upgrade picked again once the volume has one engine then completes.
+func TestFamilyUpgradeMigrationDeadlockRollback(t *testing.T) {
+	t.Parallel()
+	onEachRelease(t, upgradeDeadlockRelease, func(t *testing.T, e *env, rel string) {
+		const vol = "vol-upgrade-rollback"
+		_, oldImage := e.upgradeDeadlock(vol)
+		e.patch(longhorn.Volumes, vol, `{"spec":{"`+imageField(rel)+`":"`+oldImage+`"}}`)
+		e.waitFor("Longhorn finishes the confirm once the upgrade is rolled back", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			return settled(nodeB)(v, es, rs) && v.Status.CurrentImage == oldImage
+		})
+		e.assertNoDamage(vol)
+		e.patch(longhorn.Volumes, vol, `{"spec":{"`+imageField(rel)+`":"`+newEngineImage+`"}}`)
+		e.waitFor("the upgrade, picked again, completes", vol, func(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) bool {
+			return settled(nodeB)(v, es, rs) && v.Status.CurrentImage == newEngineImage && es[0].ImageName() == newEngineImage
+		})
+		e.assertNoDamage(vol)
+		if out, errOut, code := e.plugin("scan", vol); code != 0 {
+			t.Errorf("scan after the upgrade: exit %d\n%s%s", code, out, errOut)
+		}
+	})
+}
+
+// TestFamilyUpgradeMigrationDeadlockDeleteStep: the maintainers'
+// workaround of longhorn#7833 (delete the inactive extra engine, the one on
+// the stuck attachment's node: scan's step) applied to the deadlock after
+// the drain's confirm. Longhorn then finishes the upgrade but not the
+// confirm: spec.nodeID stays node-b while the volume's only engine runs on
+// node-a, at every sync (1.4.3: "has already attached to node node-a, but
+// asked to attach to node node-b"; 1.5.3: "cannot find the current engine
+// for the switching"). The live upgrade clones its new replicas from
+// whichever replica of each data directory it meets first, the deleted
+// engine's clones included, so in some runs active replicas name the
+// deleted engine. Nothing is wiped and no active replica is deleted.
+// docs/troubleshooting-migration-family.md says so; the rollback above is
+// the way out that converges.
+func TestFamilyUpgradeMigrationDeadlockDeleteStep(t *testing.T) {
+	t.Parallel()
+	onEachRelease(t, upgradeDeadlockRelease, func(t *testing.T, e *env, rel string) {
+		const vol = "vol-upgrade-delete"
+		mig, _ := e.upgradeDeadlock(vol)
+		e.deleteEngine(mig)
+		e.waitFor("the upgrade finishes once one engine is left", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			return len(es) == 1 && v.Status.CurrentImage == newEngineImage
+		})
+		evidence := "cannot find the current engine for the switching"
+		if !longhorn.MustParseVersion(rel).HasVolumeAttachments() {
+			evidence = "has already attached to node " + nodeA + ", but asked to attach to node " + nodeB
+		}
+		e.stays("the confirm is never finished", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			return v.Spec.NodeID == nodeB && len(es) == 1 && es[0].Spec.NodeID == nodeA && v.Status.State == longhorn.VolumeStateAttached
+		}, evidence)
+		e.assertNoDamage(vol)
+		_, _, rs := e.state(vol)
+		var dangling []string
+		for _, r := range rs {
+			if r.Spec.Active && r.Spec.EngineName == mig {
+				dangling = append(dangling, r.Name)
+			}
+		}
+		out, _, code := e.plugin("scan", vol, "-o", "wide")
+		t.Logf("OUTCOME | delete step | %s | upgrade done, confirm not finished | active replicas naming the deleted engine: %v | scan exit %d: %s", rel, dangling, code, tailLines(out, 1))
+	})
+}
+
+// imageField is the Volume's engine image field on rel.
+func imageField(rel string) string {
+	if longhorn.MustParseVersion(rel).AtLeast(1, 6, 0) {
+		return "image"
+	}
+	return "engineImage"
+}
