@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -256,10 +257,22 @@ func TestFamilyLeftoverAttachRequest(t *testing.T) {
 func TestFamilyUpgradeMigrationDeadlock(t *testing.T) {
 	s := migrating(vcL15f, "vol-up")
 	s.volume().Spec.EngineImage = imgNew
-	f := expectFamily(t, s, TypeUpgradeMigrationDeadlock, true, "delete engines.longhorn.io "+s.engB)
+	f := expectFamily(t, s, TypeUpgradeMigrationDeadlock, true, "delete engines.longhorn.io "+s.engB,
+		`patch volumes.longhorn.io vol-up --type=merge -p '{"spec":{"engineImage":"`+testenv.EngineImage+`"}}'   # roll the engine upgrade back`)
 	if len(f.Stale) != 1 || f.Stale[0] != s.engB {
 		t.Errorf("stale %v, want [%s]", f.Stale, s.engB)
 	}
+	// Longhorn 1.4.3's and 1.5.3's own controllers finish the migration
+	// after the rollback, not after the delete (internal/realtest): the
+	// rollback comes first, the delete only as the fallback
+	if roll, del := stepIndex(f, "roll the engine upgrade back"), stepIndex(f, "delete engines.longhorn.io"); roll < 0 || del < roll ||
+		!strings.HasPrefix(f.Family.Steps[del], "only if the upgrade cannot be rolled back") {
+		t.Errorf("steps: the rollback (%d) must come before the delete (%d), which is a fallback:\n%s", roll, del, strings.Join(f.Family.Steps, "\n"))
+	}
+	// from 1.6 the field is spec.image
+	s = migrating(vcL16, "vol-up")
+	s.volume().Spec.EngineImage, s.volume().Spec.Image = "", imgNew
+	expectFamily(t, s, TypeUpgradeMigrationDeadlock, true, `'{"spec":{"image":"`+testenv.EngineImage+`"}}'`)
 	// one engine upgrading: an ordinary upgrade
 	s = healthy(vcL15f, "vol-up")
 	s.volume().Spec.EngineImage = imgNew
@@ -422,4 +435,14 @@ func TestWithoutNodeEnds(t *testing.T) {
 			t.Errorf("%s: ends %q, %q, want none", name, src, tgt)
 		}
 	}
+}
+
+// stepIndex is the index of the first step of f containing part, or -1.
+func stepIndex(f Finding, part string) int {
+	for i, st := range f.Family.Steps {
+		if strings.Contains(st, part) {
+			return i
+		}
+	}
+	return -1
 }
