@@ -87,8 +87,10 @@ func (e *env) upgradeDeadlock(vol string) (mig, oldImage string, f familyFinding
 			v.Status.CurrentImage == oldImage && v.WantedImage() == newEngineImage
 	}, evidence)
 	f = e.familyFinding(vol, "UpgradeMigrationDeadlock")
-	if len(f.Stale) != 1 || f.Stale[0] != mig || !strings.Contains(f.Reason, "an engine upgrade is pending") {
-		e.t.Errorf("scan: stale %v, want the migration engine %s; reason %q", f.Stale, mig, f.Reason)
+	if len(f.Stale) != 1 || f.Stale[0] != mig || !strings.Contains(f.Reason, "an engine upgrade is pending") ||
+		f.Evidence.NodeID != nodeB || f.Evidence.CurrentNodeID != nodeA {
+		e.t.Errorf("scan: stale %v, want the migration engine %s; reason %q; evidence nodeID %q currentNodeID %q, want node-b and node-a",
+			f.Stale, mig, f.Reason, f.Evidence.NodeID, f.Evidence.CurrentNodeID)
 	}
 	e.step(f, "only if the upgrade cannot be rolled back", "delete engines.longhorn.io "+mig)
 	e.step(f, "concurrent-automatic-engine-upgrade-per-node-limit")

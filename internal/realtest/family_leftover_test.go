@@ -41,8 +41,8 @@ func TestFamilyLeftoverPendingNodeID(t *testing.T) {
 			return detached(v, nil, nil) && v.Status.PendingNodeID == nodeA && !e.va(vol).Satisfied(ticket)
 		}, "")
 		f := e.familyFinding(vol, string(detect.TypeLeftoverAttachRequest))
-		if !strings.Contains(f.Reason, "status.pendingNodeID is still "+nodeA) {
-			t.Errorf("scan's reason %q does not name the leftover field", f.Reason)
+		if !strings.Contains(f.Reason, "status.pendingNodeID is still "+nodeA) || f.Evidence.NodeID != "" || f.Evidence.CurrentNodeID != "" {
+			t.Errorf("scan: reason %q, evidence nodeID %q currentNodeID %q; want the leftover field named on a detached volume", f.Reason, f.Evidence.NodeID, f.Evidence.CurrentNodeID)
 		}
 		e.runStep(e.step(f, `'{"status":{"pendingNodeID":""}}'`, "--subresource=status", "volumes.longhorn.io "+vol))
 		e.waitFor("Longhorn attaches the volume on node-b after the step", vol, settled(nodeB))
@@ -88,6 +88,12 @@ func TestFamilyLeftoverUITicket(t *testing.T) {
 		f := e.familyFinding(vol, string(detect.TypeLeftoverAttachRequest))
 		if !strings.Contains(f.Reason, ticket) {
 			t.Errorf("scan's reason %q does not name node-b's ticket", f.Reason)
+		}
+		if typ, node, sat := e.ticket(f, detect.LonghornUITicket); typ != longhorn.AttacherTypeLonghornAPI || node != nodeA || !sat {
+			t.Errorf("scan's evidence of the longhorn-ui ticket: %s on %s satisfied=%t, want longhorn-api on node-a, satisfied", typ, node, sat)
+		}
+		if _, node, sat := e.ticket(f, ticket); node != nodeB || sat {
+			t.Errorf("scan's evidence of node-b's ticket: on %s satisfied=%t, want node-b, unsatisfied", node, sat)
 		}
 		e.runStep(e.step(f, `"op":"remove"`, "/spec/attachmentTickets/"+detect.LonghornUITicket))
 		e.waitFor("Longhorn attaches the volume on node-b after the step", vol, settled(nodeB))

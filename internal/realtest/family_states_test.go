@@ -66,6 +66,19 @@ func (e *env) familyFinding(vol, typ string) familyFinding {
 	return got
 }
 
+// ticket is f's evidence of ticket id (its type, node and whether it is
+// satisfied), or fails the test.
+func (e *env) ticket(f familyFinding, id string) (typ, node string, satisfied bool) {
+	e.t.Helper()
+	for _, tk := range f.Evidence.Tickets {
+		if tk.ID == id {
+			return tk.Type, tk.NodeID, tk.Satisfied
+		}
+	}
+	e.t.Fatalf("scan's evidence of %s lacks ticket %s: %+v", f.Type, id, f.Evidence.Tickets)
+	return "", "", false
+}
+
 // step is the one step of f that contains every part, or fails the test.
 func (e *env) step(f familyFinding, parts ...string) string {
 	e.t.Helper()

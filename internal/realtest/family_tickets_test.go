@@ -64,6 +64,9 @@ func TestFamilyMigrationBlockedByTickets(t *testing.T) {
 		if !strings.Contains(f.Reason, backupTicket) {
 			t.Errorf("scan's reason %q does not name the backup ticket", f.Reason)
 		}
+		if typ, node, sat := e.ticket(f, backupTicket); typ != "backup-controller" || node != nodeA || !sat {
+			t.Errorf("scan's evidence of the backup ticket: %s on %s satisfied=%t, want backup-controller on node-a, satisfied", typ, node, sat)
+		}
 		e.step(f, "get backups.longhorn.io backup-1 -o yaml")
 		e.step(f, "never delete a backup-* or snapshot ticket")
 		// The Backup finishes: Longhorn's backup controller removes its
