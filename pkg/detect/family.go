@@ -68,7 +68,8 @@ type FamilyInfo struct {
 	// AffectedRelease: the running release is one of them (false when the
 	// version is unknown or the release is outside the range).
 	AffectedRelease bool `json:"affectedRelease"`
-	// Steps are the maintainers' repair, in order: commands to run, or a
+	// Steps are the maintainers' repair (for UpgradeMigrationDeadlock a
+	// rollback run on Longhorn's own controllers first), in order: commands to run, or a
 	// sentence where no command does it. Filled with this volume's names.
 	Steps []string `json:"steps"`
 	// Doc is the section of the troubleshooting page.
