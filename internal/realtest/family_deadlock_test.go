@@ -159,6 +159,13 @@ func TestFamilyUpgradeMigrationDeadlockDeleteStep(t *testing.T) {
 		}
 		out, _, code := e.plugin("scan", vol, "-o", "wide")
 		t.Logf("OUTCOME | delete step | %s | upgrade done, confirm not finished | active replicas naming the deleted engine: %v | scan exit %d: %s", rel, dangling, code, tailLines(out, 1))
+		// never a wait: Longhorn does not finish this by itself
+		if js, _, _ := e.plugin("scan", vol, "-o", "json"); !strings.Contains(js, `"severity": "warning"`) && !strings.Contains(js, `"severity": "critical"`) {
+			t.Errorf("scan after the delete step does not warn:\n%s", js)
+		} else if longhorn.MustParseVersion(rel).HasCurrentMigrationNodeID() && strings.Contains(js, `"type": "MigrationFinishing"`) &&
+			!strings.Contains(js, "cannot find the current engine for the switching") {
+			t.Errorf("scan's MigrationFinishing does not say why Longhorn cannot finish:\n%s", js)
+		}
 	})
 }
 

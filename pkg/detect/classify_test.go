@@ -289,6 +289,18 @@ func TestMigrationFinishingHazards(t *testing.T) {
 	if _, f := s14.classify(t); f.Severity != SeverityWarning || !strings.Contains(f.Reason, "either finishes it or removes the old engine") {
 		t.Errorf("1.4, currentNodeID empty: %s: %s", f.Severity, f.Reason)
 	}
+	// attached on node-a with no engine left on spec.nodeID (the migration
+	// engine deleted): Longhorn's finish finds no current engine at every
+	// sync (1.5.3, longhorn#7833's delete step), on every 1.5+ release
+	for _, vc := range []versionCase{vcL15f, {"L15f-1.11.1", "v1.11.1", false}} {
+		s := finishingOn(vc)
+		s.volume().Status.CurrentNodeID = nodeA
+		s.removeEngine(s.engB)
+		if _, f := s.classify(t); f.Type != TypeMigrationFinishing || f.Severity != SeverityWarning || f.Action != ActionNone ||
+			!strings.Contains(f.Reason, "cannot find the current engine for the switching") {
+			t.Errorf("%s, no engine on spec.nodeID: %s/%s/%s: %s", vc.name, f.Type, f.Severity, f.Action, f.Reason)
+		}
+	}
 	// attached: an ordinary finish
 	s = finishing()
 	s.volume().Status.CurrentNodeID = nodeB

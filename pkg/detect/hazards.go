@@ -72,6 +72,11 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		return
 	}
 	a := active[0]
+	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = nowhere
+		return
+	}
 	attachesFirst := !(ver.FinishesMigrationWhenDetached() && v.Migratable())
 	if attachesFirst && v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
 		for _, e := range engines {
@@ -173,4 +178,33 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 	f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive and does not correct this; a rollback deletes the migration engine's replicas, and deleting an active replica removes its directory, which the other replica uses too: do not roll back; "+
 		"by hand, not run on Longhorn's controllers: set spec.active=false on %s, then check that scan reports the migration in flight (%s)",
 		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
+}
+
+// finishWithoutEngine: Longhorn's finish of a confirm or rollback
+// (processMigration, from 1.5 entered while status.currentMigrationNodeID
+// is set) moves status.currentNodeID to spec.nodeID and takes the engine on
+// that node as the current one (GetNewCurrentEngineAndExtras; before 1.6
+// also one on status.pendingNodeID). With no engine there it fails at every
+// sync with "cannot find the current engine for the switching" and goes no
+// further (Longhorn 1.5.3, after longhorn#7833's delete step,
+// TestFamilyUpgradeMigrationDeadlockDeleteStep). Says why, or "".
+func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) string {
+	if !ver.HasCurrentMigrationNodeID() || !v.Migratable() || v.UpgradePending() ||
+		v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID == "" ||
+		v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
+		return ""
+	}
+	nodes := []string{v.Spec.NodeID}
+	if !ver.AtLeast(1, 6, 0) && v.Status.PendingNodeID != "" {
+		nodes = append(nodes, v.Status.PendingNodeID)
+	}
+	var where []string
+	for _, e := range engines {
+		if slices.Contains(nodes, e.Spec.NodeID) {
+			return ""
+		}
+		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
+	}
+	return fmt.Sprintf("stuck: Longhorn finishes a confirm or rollback with the engine on spec.nodeID %s as the current one, and the volume has none there (%s): every sync fails with \"cannot find the current engine for the switching\" and Longhorn will not finish it by itself; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
+		v.Spec.NodeID, strings.Join(where, ", "))
 }
