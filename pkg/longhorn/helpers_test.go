@@ -443,7 +443,7 @@ func TestResources(t *testing.T) {
 	if got := VolumeAttachments.Qualified(); got != "volumeattachment.longhorn.io" {
 		t.Errorf("Qualified() = %q", got)
 	}
-	if len(AllResources) != 7 {
+	if len(AllResources) != 8 {
 		t.Errorf("AllResources has %d entries", len(AllResources))
 	}
 }
