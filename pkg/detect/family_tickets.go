@@ -16,7 +16,7 @@ import (
 func migrationBlockedByTickets(c *familyCtx, f *Finding) bool {
 	v := c.v
 	ver := c.st.Version
-	if !ver.TicketLimits() || ver.AtLeast(1, 11, 0) || !v.Migratable() ||
+	if !ver.TicketLimits() || ver.TicketLimitCountsCSIOnly() || !v.Migratable() ||
 		v.Status.State != longhorn.VolumeStateAttached {
 		return false
 	}

@@ -141,6 +141,11 @@ func (v Version) DeterministicEngineNames() bool {
 // TicketLimits: the webhook enforces csi ticket counts from 1.7.0.
 func (v Version) TicketLimits() bool { return v.AtLeast(1, 7, 0) }
 
+// TicketLimitCountsCSIOnly: from 1.11.0 the webhook's two-node limit of a
+// migratable volume counts csi-attacher tickets only; 1.7–1.10 count every
+// ticket, a backup's or snapshot's too (longhorn#11555).
+func (v Version) TicketLimitCountsCSIOnly() bool { return v.AtLeast(1, 11, 0) }
+
 // FinishesMigrationWhenDetached: the volume controller finishes a confirm
 // or rollback (spec.migrationNodeID cleared) also while status.currentNodeID
 // is empty, from 1.7.0 (longhorn-manager c9eef3b, "Cancel migration when

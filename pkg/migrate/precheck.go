@@ -203,18 +203,22 @@ func ticketChecks(cs *checks, s *snapshot) {
 	}
 	if s.version.TicketLimits() {
 		// Longhorn's validating webhook (1.7+) refuses a migratable
-		// volume's VolumeAttachment with more than two tickets of any type:
-		// a snapshot, backup or rebuild ticket makes the start fail.
+		// volume's VolumeAttachment with more than two tickets: on 1.7–1.10
+		// of any type, so a snapshot, backup or rebuild ticket makes the
+		// start fail; from 1.11 csi-attacher tickets only.
 		var other []string
 		for _, id := range longhorn.SortedKeys(s.va.Spec.AttachmentTickets) {
 			if t := s.va.Spec.AttachmentTickets[id]; t.Type != longhorn.AttacherTypeCSI {
 				other = append(other, fmt.Sprintf("%s (%s)", id, orText(t.Type, "no type")))
 			}
 		}
-		n := len(s.va.Spec.AttachmentTickets)
+		n, counted := len(s.va.Spec.AttachmentTickets), "tickets of any type"
+		if s.version.TicketLimitCountsCSIOnly() {
+			n, counted = n-len(other), "csi-attacher tickets"
+		}
 		cs.add("attachment tickets within Longhorn's limit", n+1 <= 2,
-			"%d ticket(s) now, %d with the target's; Longhorn %s refuses more than 2 on a migratable volume; other tickets: %s",
-			n, n+1, s.version, orText(strings.Join(other, ", "), "none"))
+			"%d counted ticket(s) now, %d with the target's; Longhorn %s refuses more than 2 %s on a migratable volume; other tickets: %s",
+			n, n+1, s.version, counted, orText(strings.Join(other, ", "), "none"))
 	}
 }
 
