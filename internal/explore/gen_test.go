@@ -85,8 +85,11 @@ func TestBuild(t *testing.T) {
 // TestConfirmStories: the confirm stories, unperturbed, are what scan
 // reads them as: before 1.5 a parked migration engine beside a confirm is
 // ConfirmWithoutEngine, stuck (Longhorn 1.4.3 never finishes it,
-// internal/realtest's TestConfirmWithoutEngineOnLonghorn); from 1.5, and
-// with the engine on the target, a confirm Longhorn finishes itself.
+// internal/realtest's TestConfirmWithoutEngineOnLonghorn); from 1.5 it is a
+// finish with no engine on spec.nodeID, stuck too (Longhorn 1.5.3 stayed
+// there, seed 31 in findings.md; its finish takes the engine on
+// spec.nodeID as the current one); with the engine on the target, a
+// confirm Longhorn finishes itself.
 func TestConfirmStories(t *testing.T) {
 	for _, c := range []struct {
 		release, story string
@@ -94,7 +97,7 @@ func TestConfirmStories(t *testing.T) {
 	}{
 		{"v1.4.3", "confirm-parked", VerdictStuck},
 		{"v1.4.3", "confirming", VerdictWait},
-		{"v1.5.3", "confirm-parked", VerdictWait},
+		{"v1.5.3", "confirm-parked", VerdictStuck},
 		{"v1.5.3", "confirming", VerdictWait},
 	} {
 		s := story(rand.New(rand.NewPCG(1, 1)), c.release, c.story)

@@ -18,8 +18,10 @@ import (
 // none at every sync ("cannot find the current engine for the
 // switching"): the volume stays on the old engine for ever. Run on
 // Longhorn 1.4.3's own controller (internal/realtest
-// TestConfirmWithoutEngineOnLonghorn); from 1.5 status.currentMigrationNodeID
-// keeps the migration going and Longhorn places the engine itself.
+// TestConfirmWithoutEngineOnLonghorn). From 1.5, with
+// status.currentMigrationNodeID set, the same moment is a MigrationFinishing
+// with no engine on spec.nodeID (finishWithoutEngine): Longhorn 1.5.3 stayed
+// there too (explorer, seed 31).
 func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 	v, ver := c.v, c.st.Version
 	if !ver.Known() || ver.HasCurrentMigrationNodeID() || !v.Migratable() {
@@ -56,7 +58,7 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 		// the restart of a migration engine whose replica map no longer
 		// matches, which opens the window (changed in 1.4.5 and 1.5.3)
 		Issues:          []string{"longhorn/longhorn#6961"},
-		Releases:        "1.4.x and before (run on 1.4.3; 1.5+ place the engine themselves)",
+		Releases:        "1.4.x and before (run on 1.4.3; from 1.5 the same moment is MigrationFinishing, a finish with no engine on spec.nodeID)",
 		AffectedRelease: true,
 		Steps:           []string{c.kubectl("get engines.longhorn.io -l longhornvolume=" + v.Name + " -o wide")},
 	}
