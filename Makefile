@@ -184,9 +184,11 @@ lint: $(GOLANGCI_LINT)
 GENDOCS := $(RELEASE_ENV) $(GO) run $(RELEASE_FLAGS) ./hack/gendocs
 docs:
 	$(GENDOCS)
+	$(GO) run ./hack/genmatrix
 
 docs-check:
 	$(GENDOCS) -check
+	$(GO) run ./hack/genmatrix -check
 
 # go mod tidy must leave every module of the repository unchanged.
 tidy-check:
