@@ -151,10 +151,11 @@ func TestMigrateOnLonghorn(t *testing.T) {
 			}
 			e.assertNoDamage(vol)
 		})
-		if longhorn.MustParseVersion(rel).TicketLimits() {
-			// 1.7+: Longhorn's webhook allows two tickets on a migratable
-			// volume, of any type; a snapshot's ticket leaves no room for
-			// the target's, and migrate says so before it writes.
+		if v := longhorn.MustParseVersion(rel); v.TicketLimits() && !v.TicketLimitCountsCSIOnly() {
+			// 1.7–1.10: Longhorn's webhook allows two tickets on a
+			// migratable volume, of any type; a snapshot's ticket leaves no
+			// room for the target's, and migrate says so before it writes
+			// (from 1.11 only csi tickets count).
 			attachedRun(t, rel+"/ticket-limit", rel, "vol-snapshotting", func(t *testing.T, e *env, vol string) {
 				ticket := `{"spec":{"attachmentTickets":{"snapshot-controller-snap-1":{"id":"snapshot-controller-snap-1","type":"snapshot-controller","nodeID":"` +
 					nodeA + `","parameters":{"disableFrontend":"any"}}}}}`
