@@ -84,11 +84,7 @@ func v2ActiveEngines(st *longhorn.State, v *longhorn.Volume, engines, active []*
 	survivor, why := v2Survivor(v, engines, active, activeEFs, target)
 	var stale []string
 	if survivor != nil {
-		for _, e := range active {
-			if e.Name != survivor.Name {
-				stale = append(stale, e.Name)
-			}
-		}
+		stale = namesExcept(active, survivor.Name)
 		f.Keep, f.Stale = survivor.Name, stale
 	}
 	markRoles(f, f.Keep, f.Stale)
@@ -179,11 +175,7 @@ func v2ActiveFrontends(st *longhorn.State, v *longhorn.Volume, engines, active [
 	keep, why := frontendSurvivor(v, active, activeEFs)
 	var stale []string
 	if keep != nil {
-		for _, ef := range activeEFs {
-			if ef.Name != keep.Name {
-				stale = append(stale, ef.Name)
-			}
-		}
+		stale = namesExcept(activeEFs, keep.Name)
 		f.Keep, f.Stale = keep.Name, stale
 	}
 	markFrontendRoles(f, f.Keep, f.Stale)
@@ -302,4 +294,15 @@ func address(ip string, port int) string {
 		return ""
 	}
 	return fmt.Sprintf("%s:%d", ip, port)
+}
+
+// namesExcept lists the names of objs other than keep, in order.
+func namesExcept[T interface{ GetName() string }](objs []T, keep string) []string {
+	var out []string
+	for _, o := range objs {
+		if o.GetName() != keep {
+			out = append(out, o.GetName())
+		}
+	}
+	return out
 }
