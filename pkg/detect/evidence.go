@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -78,18 +79,19 @@ func evidence(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.Engine
 
 // markRoles labels the engines in the evidence.
 func markRoles(f *Finding, keep string, stale []string) {
-	isStale := map[string]bool{}
-	for _, s := range stale {
-		isStale[s] = true
-	}
 	for i := range f.Evidence.Engines {
-		e := &f.Evidence.Engines[i]
-		switch {
-		case e.Name == keep && keep != "":
-			e.Role = "keep"
-		case isStale[e.Name]:
-			e.Role = "stale"
-		}
+		setRole(&f.Evidence.Engines[i].Role, f.Evidence.Engines[i].Name, keep, stale)
+	}
+}
+
+// setRole marks the object called name "keep" or "stale", and leaves any
+// other role as it is.
+func setRole(role *string, name, keep string, stale []string) {
+	switch {
+	case name == keep && keep != "":
+		*role = "keep"
+	case slices.Contains(stale, name):
+		*role = "stale"
 	}
 }
 

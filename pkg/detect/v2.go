@@ -222,18 +222,8 @@ func frontendSurvivor(v *longhorn.Volume, active []*longhorn.Engine, activeEFs [
 }
 
 func markFrontendRoles(f *Finding, keep string, stale []string) {
-	isStale := map[string]bool{}
-	for _, s := range stale {
-		isStale[s] = true
-	}
 	for i := range f.Evidence.EngineFrontends {
-		ef := &f.Evidence.EngineFrontends[i]
-		switch {
-		case ef.Name == keep && keep != "":
-			ef.Role = "keep"
-		case isStale[ef.Name]:
-			ef.Role = "stale"
-		}
+		setRole(&f.Evidence.EngineFrontends[i].Role, f.Evidence.EngineFrontends[i].Name, keep, stale)
 	}
 }
 
