@@ -89,52 +89,10 @@ func setPodPhase(ctx context.Context, t *testing.T, c kubernetes.Interface, pod 
 	}
 }
 
-// neverConfirmedReport is what the test reads of `scan VOL -o json`'s
-// finding (docs/scan-report.md).
+// neverConfirmedReport is what the test reads of `scan VOL -o json`: the
+// report's own finding type (docs/scan-report.md).
 type neverConfirmedReport struct {
-	Findings []struct {
-		Type     string `json:"type"`
-		Severity string `json:"severity"`
-		Action   string `json:"action"`
-		Keep     string `json:"keep"`
-		Reason   string `json:"reason"`
-		Evidence struct {
-			NodeID          string `json:"nodeID"`
-			MigrationNodeID string `json:"migrationNodeID"`
-			Engines         []struct {
-				Name   string `json:"name"`
-				Role   string `json:"role"`
-				NodeID string `json:"nodeID"`
-				State  string `json:"state"`
-			} `json:"engines"`
-			Tickets []struct {
-				ID        string `json:"id"`
-				Type      string `json:"type"`
-				NodeID    string `json:"nodeID"`
-				Satisfied bool   `json:"satisfied"`
-			} `json:"attachmentTickets"`
-			Workload *struct {
-				Pods []struct {
-					Name  string `json:"name"`
-					Node  string `json:"node"`
-					Phase string `json:"phase"`
-					VMI   string `json:"vmi"`
-				} `json:"pods"`
-				PodsNotChecked string `json:"podsNotChecked"`
-				CSIAttachments []struct {
-					Name     string `json:"name"`
-					Node     string `json:"node"`
-					Attached bool   `json:"attached"`
-				} `json:"csiAttachments"`
-				CSIAttachmentsNotChecked string `json:"csiAttachmentsNotChecked"`
-			} `json:"workload"`
-		} `json:"evidence"`
-		Family *struct {
-			Issues          []string `json:"issues"`
-			AffectedRelease bool     `json:"affectedRelease"`
-			Steps           []string `json:"steps"`
-		} `json:"family"`
-	} `json:"findings"`
+	Findings []detect.Finding `json:"findings"`
 }
 
 // TestFamilyMigrationNeverConfirmed: a live migration that is ready but
@@ -198,7 +156,7 @@ func TestFamilyMigrationNeverConfirmed(t *testing.T) {
 			if json.Unmarshal([]byte(out), &r) != nil || len(r.Findings) != 1 {
 				return ""
 			}
-			return r.Findings[0].Type
+			return string(r.Findings[0].Type)
 		}
 		if out, errOut, code := e.plugin("scan", vol, "-o", "json"); scanType(out) != string(detect.TypeMigrationInFlight) {
 			t.Errorf("scan while the VM's pod on node-a runs: exit %d, want MigrationInFlight (a VM migration in flight)\n%s%s", code, out, errOut)
@@ -226,10 +184,10 @@ func TestFamilyMigrationNeverConfirmed(t *testing.T) {
 		e.scanUntil("scan reports MigrationNeverConfirmed", vol, func(out, _ string, code int) bool {
 			r = neverConfirmedReport{}
 			return code == 1 && json.Unmarshal([]byte(out), &r) == nil && len(r.Findings) == 1 &&
-				r.Findings[0].Type == string(detect.TypeMigrationNeverConfirmed)
+				r.Findings[0].Type == detect.TypeMigrationNeverConfirmed
 		}, "-o", "json")
 		f := r.Findings[0]
-		if f.Severity != string(detect.SeverityWarning) || f.Action != string(detect.ActionNone) || f.Keep != oldEngine {
+		if f.Severity != detect.SeverityWarning || f.Action != detect.ActionNone || f.Keep != oldEngine {
 			t.Errorf("scan: severity %q action %q keep %q, want warning, none (fix does not repair it), keep %s", f.Severity, f.Action, f.Keep, oldEngine)
 		}
 		if !strings.Contains(f.Reason, "no pod using the volume runs on "+nodeA) || !strings.Contains(f.Reason, ticketA+" still attaches the volume to "+nodeA+" (orphaned)") {
