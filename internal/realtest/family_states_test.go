@@ -10,32 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
-// familyFinding is what a family test reads of one finding of
-// `scan VOL -o json` (docs/scan-report.md).
-type familyFinding struct {
-	Type     string   `json:"type"`
-	Reason   string   `json:"reason"`
-	Stale    []string `json:"stale"`
-	Action   string   `json:"action"`
-	Evidence struct {
-		NodeID        string `json:"nodeID"`
-		CurrentNodeID string `json:"currentNodeID"`
-		Tickets       []struct {
-			ID        string `json:"id"`
-			Type      string `json:"type"`
-			NodeID    string `json:"nodeID"`
-			Satisfied bool   `json:"satisfied"`
-		} `json:"attachmentTickets"`
-	} `json:"evidence"`
-	Family *struct {
-		Issues          []string `json:"issues"`
-		AffectedRelease bool     `json:"affectedRelease"`
-		Steps           []string `json:"steps"`
-	} `json:"family"`
-}
+// familyFinding is one finding of `scan VOL -o json`, read into the
+// report's own type (docs/scan-report.md).
+type familyFinding = detect.Finding
 
 // familyFinding polls scan until it reports vol with a finding of typ
 // (exit 1), and returns that finding.
@@ -50,7 +31,7 @@ func (e *env) familyFinding(vol, typ string) familyFinding {
 			return false
 		}
 		for _, f := range r.Findings {
-			if f.Type == typ && f.Family != nil {
+			if string(f.Type) == typ && f.Family != nil {
 				got = f
 				return true
 			}
