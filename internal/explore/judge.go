@@ -143,6 +143,10 @@ func Describe(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) s
 	var b strings.Builder
 	fmt.Fprintf(&b, "nodeID=%q currentNodeID=%q migrationNodeID=%q currentMigrationNodeID=%q state=%s robustness=%s;",
 		v.Spec.NodeID, v.Status.CurrentNodeID, v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID, v.Status.State, v.Status.Robustness)
+	if v.Status.PendingNodeID != "" {
+		// only when set, so that the lines of earlier fixtures read the same
+		fmt.Fprintf(&b, " pendingNodeID=%q;", v.Status.PendingNodeID)
+	}
 	idx := map[string]int{}
 	for i, e := range es {
 		idx[e.Name] = i

@@ -54,22 +54,24 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		}
 		markMigration(&f, v.Spec.MigrationNodeID)
 		if v.Status.SwitchoverState == "" {
-			markStuck(st, v, &f)
+			markExtrasStuck(st, v, &f)
 			sourceDown(v, engines, &f)
 			activeCloneBeside(v, engines, replicas, &f)
 		}
 	case v.Status.CurrentMigrationNodeID != "":
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
 		f.Reason = fmt.Sprintf("spec.migrationNodeID is empty but status.currentMigrationNodeID is %s: Longhorn is finishing a confirm or rollback; wait, and look again if it lasts", v.Status.CurrentMigrationNodeID)
-		markStuck(st, v, &f)
+		markExtrasStuck(st, v, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
+		activeCloneBeside(v, engines, replicas, &f)
 	case len(engines) >= 2 && len(active) == 1:
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
 		f.Keep = active[0].Name
 		f.Reason = fmt.Sprintf("one active engine (%s) and %d inactive extra engine(s) with no migration: Longhorn's confirm/rollback branch removes the extras on its next sync", active[0].Name, len(engines)-1)
 		markRoles(&f, active[0].Name, nil)
-		markStuck(st, v, &f)
+		markExtrasStuck(st, v, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
+		activeCloneBeside(v, engines, replicas, &f)
 	case len(active) == 1 && inverted(active[0].Name, replicas):
 		f.Type, f.Severity = TypeInvertedReplicaFlags, SeverityCritical
 		f.Keep = active[0].Name
@@ -149,6 +151,12 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	switch {
 	case keep == "" || !inverted(keep, replicas):
 		stuckOnceGone(st, v, engines, replicas, keep, f)
+		if f.Severity == SeverityInfo && len(engines)-len(pending) >= 2 {
+			// an extra engine stays once these are gone, for
+			// processMigration to remove (Longhorn 1.5.3 kept it while an
+			// upgrade was pending, explorer seed 27 state 38)
+			markExtrasStuck(st, v, f)
+		}
 	case st.Version.HasCurrentMigrationNodeID() && cm != "" && cm == v.Status.CurrentNodeID && active[0].Spec.NodeID == cm:
 		// 1.5+ with the confirm unfinished (the 1.5.0/1.5.1 stuck state after
 		// the documented delete): Longhorn re-enters the confirm once the

@@ -77,6 +77,11 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		f.Reason = nowhere
 		return
 	}
+	if both := migrationRequestedWhileFinishing(ver, va); both != "" {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = both + " (" + f.Reason + ")"
+		return
+	}
 	attachesFirst := !(ver.FinishesMigrationWhenDetached() && v.Migratable())
 	if attachesFirst && v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
 		for _, e := range engines {
@@ -135,22 +140,26 @@ func sourceDown(v *longhorn.Volume, engines []*longhorn.Engine, f *Finding) {
 	}
 }
 
-// activeCloneBeside warns of a migration in flight in which a replica of
-// the migration engine is active on the same data directory as an active
-// replica of another engine. Longhorn creates the clones inactive; two
-// active Replica CRs on one directory is a shape it does not leave by
-// itself (explorer E15 on 1.5.3, seed 27 states 10 and 19: it held the
-// migration with the clone still active), and read in longhorn-manager,
+// activeCloneBeside warns of a migration in flight, or a confirm or
+// rollback being finished, in which a replica of an engine that is not
+// active (the migration engine, or the extra one Longhorn removes) is
+// active on the same data directory as an active replica of another
+// engine. Longhorn creates the clones inactive; two active Replica CRs on
+// one directory is a shape it does not leave cleanly by itself (explorer on
+// 1.5.3, seed 27: states 10 and 19 held the migration with the clone still
+// active; states 71 and 83, a rollback being finished, ended with the
+// directory wiped, or with the clone left active for the removed engine;
+// with the clones set inactive first, both finished with nothing lost):
 // a rollback deletes the migration engine's replicas, and deleting an
 // active replica removes its directory, which the other replica uses too.
 func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
 	if f.Severity != SeverityInfo {
 		return
 	}
-	migration := map[string]bool{}
+	extra := map[string]bool{}
 	for _, e := range engines {
-		if !e.Spec.Active && !e.Deleting() && (e.Spec.NodeID == v.Spec.MigrationNodeID || e.Spec.NodeID == "") {
-			migration[e.Name] = true
+		if !e.Spec.Active && !e.Deleting() {
+			extra[e.Name] = true
 		}
 	}
 	byDir := map[string][]*longhorn.Replica{}
@@ -161,7 +170,7 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 	}
 	var clones, beside []string
 	for _, r := range sortedReplicas(replicas) {
-		if !migration[r.Spec.EngineName] || !r.Spec.Active || r.DeletionTimestamp != nil {
+		if !extra[r.Spec.EngineName] || !r.Spec.Active || r.DeletionTimestamp != nil {
 			continue
 		}
 		for _, o := range byDir[dirKey(r)] {
@@ -175,35 +184,86 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 		return
 	}
 	f.Severity, f.Action = SeverityWarning, ActionNone
-	f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive and does not correct this; a rollback deletes the migration engine's replicas, and deleting an active replica removes its directory, which the other replica uses too: do not roll back; "+
-		"by hand, not run on Longhorn's controllers: set spec.active=false on %s, then check that scan reports the migration in flight (%s)",
+	if v.Spec.MigrationNodeID != "" {
+		f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive and does not correct this; a rollback deletes the migration engine's replicas, and deleting an active replica removes its directory, which the other replica uses too: do not roll back; "+
+			"by hand, not run on Longhorn's controllers: set spec.active=false on %s, then check that scan reports the migration in flight (%s)",
+			strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
+		return
+	}
+	f.Reason = fmt.Sprintf("replicas %s of an engine that is not active are active on the data directories of active replicas %s: Longhorn creates such clones inactive, and its clean-up after a confirm or rollback does not end cleanly from here (it deleted one with the directory both use, or left it active for the removed engine): do not wait, never delete a replica; "+
+		"by hand: set spec.active=false on %s (Longhorn 1.5.3's own controllers then finished the clean-up with nothing lost), then check that scan reports the clean-up as a wait (%s)",
 		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
 }
 
+// extrasNeverRemoved: Longhorn removes an extra engine only in
+// processMigration, which every release skips for a volume that is not a
+// migratable rwx one (Longhorn 1.5.3 kept both engines of such a volume,
+// explorer seed 27 states 46 and 85). Says why, or "".
+func extrasNeverRemoved(v *longhorn.Volume) string {
+	if v.Migratable() {
+		return ""
+	}
+	return fmt.Sprintf("stuck: the volume is not migratable (access mode %s, migratable %t), and Longhorn removes an extra engine only while it processes a migration, which it skips for such a volume: Longhorn will not remove it by itself; never delete a replica, see docs/troubleshooting-migration-family.md",
+		orText(string(v.Spec.AccessMode), "unset"), v.Spec.Migratable)
+}
+
+// migrationRequestedWhileFinishing: from 1.5 csi-attacher tickets on two
+// nodes ask for a new migration while Longhorn finishes the last confirm or
+// rollback; which comes first depends on timing (Longhorn 1.5.3 ended seed
+// 27 state 55 half-migrated back and detached). Says why, or "".
+func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeAttachment) string {
+	if !ver.HasVolumeAttachments() || va == nil {
+		return ""
+	}
+	var nodes []string
+	for _, t := range va.CSITickets() {
+		if t.NodeID != "" && !slices.Contains(nodes, t.NodeID) {
+			nodes = append(nodes, t.NodeID)
+		}
+	}
+	if len(nodes) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("csi-attacher tickets on %s ask for a new migration while Longhorn finishes the last confirm or rollback: what it does first depends on timing, and it may leave the volume detached half-way; do not delete engines or replicas, and run scan again once one ticket is gone",
+		strings.Join(nodes, " and "))
+}
+
 // finishWithoutEngine: Longhorn's finish of a confirm or rollback
-// (processMigration, from 1.5 entered while status.currentMigrationNodeID
-// is set) moves status.currentNodeID to spec.nodeID and takes the engine on
-// that node as the current one (GetNewCurrentEngineAndExtras; before 1.6
-// also one on status.pendingNodeID). With no engine there it fails at every
+// (processMigration with no migration requested, entered while the volume
+// has two engines or, from 1.5, while status.currentMigrationNodeID is set)
+// moves status.currentNodeID to spec.nodeID and takes the engine on that
+// node as the current one (GetNewCurrentEngineAndExtras; before 1.6 also
+// one on status.pendingNodeID). With no engine there it fails at every
 // sync with "cannot find the current engine for the switching" and goes no
 // further (Longhorn 1.5.3, after longhorn#7833's delete step,
-// TestFamilyUpgradeMigrationDeadlockDeleteStep). Says why, or "".
+// TestFamilyUpgradeMigrationDeadlockDeleteStep). With the engine only on
+// status.pendingNodeID it takes that one, and the volume's node and its
+// engine's part for good (Longhorn 1.5.3, explorer seed 27 state 92).
+// Says why, or "".
 func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) string {
-	if !ver.HasCurrentMigrationNodeID() || !v.Migratable() || v.UpgradePending() ||
-		v.Spec.MigrationNodeID != "" || v.Status.CurrentMigrationNodeID == "" ||
+	finishing := len(engines) >= 2 || (ver.HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != "")
+	if !finishing || !v.Migratable() || v.UpgradePending() || v.Spec.MigrationNodeID != "" ||
 		v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
 		return ""
 	}
-	nodes := []string{v.Spec.NodeID}
-	if !ver.AtLeast(1, 6, 0) && v.Status.PendingNodeID != "" {
-		nodes = append(nodes, v.Status.PendingNodeID)
+	pending := ""
+	if !ver.AtLeast(1, 6, 0) && v.Status.PendingNodeID != v.Spec.NodeID {
+		pending = v.Status.PendingNodeID
 	}
 	var where []string
+	var onPending *longhorn.Engine
 	for _, e := range engines {
-		if slices.Contains(nodes, e.Spec.NodeID) {
+		switch {
+		case e.Spec.NodeID == v.Spec.NodeID:
 			return ""
+		case pending != "" && e.Spec.NodeID == pending:
+			onPending = e
 		}
 		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
+	}
+	if onPending != nil {
+		return fmt.Sprintf("stuck: Longhorn finishes a confirm or rollback by moving status.currentNodeID to spec.nodeID %s, and takes engine %s on status.pendingNodeID %s as the current one as no engine is on %s: the volume's node and its engine's then differ, and Longhorn will not correct it by itself; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
+			v.Spec.NodeID, onPending.Name, pending, v.Spec.NodeID)
 	}
 	return fmt.Sprintf("stuck: Longhorn finishes a confirm or rollback with the engine on spec.nodeID %s as the current one, and the volume has none there (%s): every sync fails with \"cannot find the current engine for the switching\" and Longhorn will not finish it by itself; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
 		v.Spec.NodeID, strings.Join(where, ", "))

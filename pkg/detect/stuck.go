@@ -108,6 +108,19 @@ func markStuck(st *longhorn.State, v *longhorn.Volume, f *Finding) {
 	f.Reason = "stuck: " + why + "; Longhorn will not finish this by itself (" + f.Reason + "); see docs/troubleshooting-two-active-engines.md"
 }
 
+// markExtrasStuck is markStuck for the rows whose way out is Longhorn's
+// processMigration (a migration in flight, a confirm or rollback being
+// finished, extra engines to remove), which also skips every volume that
+// is not migratable.
+func markExtrasStuck(st *longhorn.State, v *longhorn.Volume, f *Finding) {
+	if why := extrasNeverRemoved(v); why != "" {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = why + " (" + f.Reason + ")"
+		return
+	}
+	markStuck(st, v, f)
+}
+
 // upgradeDeadlock is the refusal when an engine upgrade is pending on a
 // stuck volume (F3). Longhorn's automatic engine upgrade
 // (concurrent-automatic-engine-upgrade-per-node-limit > 0) picks volumes
