@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"maps"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,6 +116,15 @@ func Build(s State, vol string, img Images) *Built {
 			b.GeneratedDeleted[rep.Name] = true
 		}
 	}
+	// the engines name their replicas by the addresses those have (Overlay)
+	for _, e := range o.Engines {
+		for _, rep := range o.Replicas {
+			if _, ok := e.Spec.ReplicaAddressMap[rep.Name]; ok && rep.Status.CurrentState == longhorn.StateRunning && rep.Spec.NodeID != "" {
+				ip, port := lhsim.InstanceAddress(rep.Spec.NodeID, rep.Name)
+				e.Spec.ReplicaAddressMap[rep.Name] = fmt.Sprintf("tcp://%s:%d", ip, port)
+			}
+		}
+	}
 	if ver.HasVolumeAttachments() {
 		o.VAs = []*longhorn.VolumeAttachment{testenv.NewVA(vol, uniq(s.Tickets)...)}
 	}
@@ -183,6 +193,19 @@ func Overlay(s State, kind string, u *unstructured.Unstructured, img Images) {
 		spec["volumeSize"] = "1073741824"
 		spec["rebuildRetryCount"] = int64(0)
 		u.SetFinalizers([]string{longhorn.Finalizer})
+		// A running replica has an address on a cluster. Without one
+		// Longhorn skips it ("BUG: replica is running but IP is empty")
+		// until lhsim's first sync of it, and what a volume controller
+		// does in that window is an artifact (seed 27 state 54 on 1.4.3:
+		// the confirm's new engine lost its one replica).
+		state, _, _ := unstructured.NestedString(u.Object, "status", "currentState")
+		node, _, _ := unstructured.NestedString(spec, "nodeID")
+		if state == longhorn.StateRunning && node != "" {
+			ip, port := lhsim.InstanceAddress(node, u.GetName())
+			st, _, _ := unstructured.NestedMap(u.Object, "status")
+			st["ip"], st["storageIP"], st["port"], st["started"] = ip, ip, port, true
+			_ = unstructured.SetNestedMap(u.Object, st, "status")
+		}
 	}
 	u.Object["spec"] = spec
 }

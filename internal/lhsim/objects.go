@@ -443,6 +443,14 @@ func nodeIP(node string) string {
 	return fmt.Sprintf("10.42.%d.%d", (v>>8)%250+1, v%250+2)
 }
 
+// InstanceAddress is the address lhsim's instance managers give a
+// running instance: its node's IP and its own port. Generated states use
+// it so that a replica written as running has the address it would have
+// on a cluster from the start.
+func InstanceAddress(node, name string) (ip string, port int64) {
+	return nodeIP(node), instancePort(name)
+}
+
 // instancePort gives every instance a stable port, as the instance manager
 // hands out ports from its range.
 func instancePort(name string) int64 {

@@ -233,7 +233,8 @@ func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeA
 // has two engines or, from 1.5, while status.currentMigrationNodeID is set)
 // moves status.currentNodeID to spec.nodeID and takes the engine on that
 // node as the current one (GetNewCurrentEngineAndExtras; before 1.6 also
-// one on status.pendingNodeID). With no engine there it fails at every
+// one on status.pendingNodeID). From 1.5, with currentMigrationNodeID set
+// and no engine there, it fails at every
 // sync with "cannot find the current engine for the switching" and goes no
 // further (Longhorn 1.5.3, after longhorn#7833's delete step,
 // TestFamilyUpgradeMigrationDeadlockDeleteStep). With the engine only on
@@ -241,9 +242,12 @@ func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeA
 // engine's part for good (Longhorn 1.5.3, explorer seed 27 state 92).
 // Says why, or "".
 func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) string {
-	finishing := len(engines) >= 2 || (ver.HasCurrentMigrationNodeID() && v.Status.CurrentMigrationNodeID != "")
-	if !finishing || !v.Migratable() || v.UpgradePending() || v.Spec.MigrationNodeID != "" ||
-		v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
+	// Before 1.5 Longhorn recovered such states by itself (1.4.3, the
+	// confirm-parked fixtures of seed 28): the attach puts an engine on
+	// spec.nodeID.
+	cmn := v.Status.CurrentMigrationNodeID != ""
+	if !ver.HasCurrentMigrationNodeID() || (!cmn && len(engines) < 2) || !v.Migratable() || v.UpgradePending() ||
+		v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
 		return ""
 	}
 	pending := ""
@@ -260,6 +264,11 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 			onPending = e
 		}
 		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
+	}
+	if onPending == nil && !cmn {
+		// not run: two engines, neither on spec.nodeID nor pending, with
+		// status.currentMigrationNodeID empty
+		return ""
 	}
 	if onPending != nil {
 		return fmt.Sprintf("stuck: Longhorn finishes a confirm or rollback by moving status.currentNodeID to spec.nodeID %s, and takes engine %s on status.pendingNodeID %s as the current one as no engine is on %s: the volume's node and its engine's then differ, and Longhorn will not correct it by itself; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
