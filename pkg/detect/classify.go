@@ -56,6 +56,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		if v.Status.SwitchoverState == "" {
 			markExtrasStuck(st, v, &f)
 			sourceDown(v, engines, &f)
+			migrationOntoSource(v, engines, &f)
 			activeCloneBeside(v, engines, replicas, &f)
 		}
 	case v.Status.CurrentMigrationNodeID != "":
@@ -63,7 +64,6 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		f.Reason = fmt.Sprintf("spec.migrationNodeID is empty but status.currentMigrationNodeID is %s: Longhorn is finishing a confirm or rollback; wait, and look again if it lasts", v.Status.CurrentMigrationNodeID)
 		markExtrasStuck(st, v, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
-		activeCloneBeside(v, engines, replicas, &f)
 	case len(engines) >= 2 && len(active) == 1:
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
 		f.Keep = active[0].Name
@@ -71,7 +71,6 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		markRoles(&f, active[0].Name, nil)
 		markExtrasStuck(st, v, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
-		activeCloneBeside(v, engines, replicas, &f)
 	case len(active) == 1 && inverted(active[0].Name, replicas):
 		f.Type, f.Severity = TypeInvertedReplicaFlags, SeverityCritical
 		f.Keep = active[0].Name

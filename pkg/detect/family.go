@@ -44,6 +44,9 @@ const (
 	// TypeEnginesOnOneNode: a confirm or rollback Longhorn cannot finish
 	// because two engines are on the node it switches to.
 	TypeEnginesOnOneNode Type = "EnginesOnOneNode"
+	// TypeEngineOffNode: an attached volume's one engine runs on another
+	// node than status.currentNodeID, and Longhorn does not move it.
+	TypeEngineOffNode Type = "EngineOffNode"
 )
 
 // FamilyTypes are the types of the stuck-migration family, in the order of
@@ -51,7 +54,7 @@ const (
 var FamilyTypes = []Type{
 	TypeMigrationNeverConfirmed, TypeStaleMigrationNodeID, TypeMigrationWithoutNode,
 	TypeMigrationBlockedByTickets, TypeLeftoverAttachRequest, TypeUpgradeMigrationDeadlock,
-	TypeMigrationReplicaChurn, TypeConfirmWithoutEngine, TypeEnginesOnOneNode,
+	TypeMigrationReplicaChurn, TypeConfirmWithoutEngine, TypeEnginesOnOneNode, TypeEngineOffNode,
 }
 
 // FamilyDoc is the troubleshooting page of the family.
@@ -92,6 +95,7 @@ func familyState(st *longhorn.State, idx *index, v *longhorn.Volume, f *Finding)
 		staleMigrationNodeID,
 		leftoverAttachRequest,
 		migrationBlockedByTickets,
+		engineOffNode,
 	} {
 		if rule(&c, f) {
 			if f.Stale == nil {

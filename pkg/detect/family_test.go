@@ -383,8 +383,8 @@ func TestFamilyTypesDistinct(t *testing.T) {
 		}
 		seen[ty] = true
 	}
-	if len(seen) != 9 {
-		t.Errorf("%d family types, want 9", len(seen))
+	if len(seen) != 10 {
+		t.Errorf("%d family types, want 10", len(seen))
 	}
 }
 

@@ -140,17 +140,35 @@ func sourceDown(v *longhorn.Volume, engines []*longhorn.Engine, f *Finding) {
 	}
 }
 
-// activeCloneBeside warns of a migration in flight, or a confirm or
-// rollback being finished, in which a replica of an engine that is not
-// active (the migration engine, or the extra one Longhorn removes) is
-// active on the same data directory as an active replica of another
-// engine. Longhorn creates the clones inactive; two active Replica CRs on
-// one directory is a shape it does not leave cleanly by itself (explorer on
+// migrationOntoSource warns of a migration whose target,
+// spec.migrationNodeID, is the node the active engine already runs on:
+// Longhorn places the migration engine on the target, beside the engine
+// it is meant to replace, and never gets the migration ready (Longhorn
+// 1.4.3 held explorer seed 27 state 94 so, spec.nodeID on a third node).
+func migrationOntoSource(v *longhorn.Volume, engines []*longhorn.Engine, f *Finding) {
+	if f.Severity != SeverityInfo {
+		return
+	}
+	for _, e := range engines {
+		if e.IsActive() && e.Spec.NodeID != "" && e.Spec.NodeID == v.Spec.MigrationNodeID {
+			f.Severity = SeverityWarning
+			f.Reason = fmt.Sprintf("the migration's target %s is the node the active engine %s already runs on: Longhorn places the migration engine beside it and the migration never gets ready; do not delete engines or replicas by hand, see docs/troubleshooting-migration-family.md (%s)",
+				v.Spec.MigrationNodeID, e.Name, f.Reason)
+			return
+		}
+	}
+}
+
+// activeCloneBeside warns of a migration in flight in which a replica of
+// an engine that is not active (the migration engine, wherever it is
+// placed) is active on the same data directory as an active replica of
+// another engine. Longhorn creates the clones inactive; two active Replica
+// CRs on one directory is a shape it does not leave by itself (explorer on
 // 1.5.3, seed 27: states 10 and 19 held the migration with the clone still
-// active; states 71 and 83, a rollback being finished, ended with the
-// directory wiped, or with the clone left active for the removed engine;
-// with the clones set inactive first, both finished with nothing lost):
-// a rollback deletes the migration engine's replicas, and deleting an
+// active; state 87, its migration engine still on the source node, lost
+// data). Once the migration is over Longhorn's clean-up deactivates such a
+// clone itself (1.5.3 finished states 71 and 83), so the finishing rows do
+// not call this. A rollback deletes the migration engine's replicas, and deleting an
 // active replica removes its directory, which the other replica uses too.
 func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
 	if f.Severity != SeverityInfo {
@@ -184,14 +202,8 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 		return
 	}
 	f.Severity, f.Action = SeverityWarning, ActionNone
-	if v.Spec.MigrationNodeID != "" {
-		f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive and does not correct this; a rollback deletes the migration engine's replicas, and deleting an active replica removes its directory, which the other replica uses too: do not roll back; "+
-			"by hand, not run on Longhorn's controllers: set spec.active=false on %s, then check that scan reports the migration in flight (%s)",
-			strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
-		return
-	}
-	f.Reason = fmt.Sprintf("replicas %s of an engine that is not active are active on the data directories of active replicas %s: Longhorn creates such clones inactive, and its clean-up after a confirm or rollback does not end cleanly from here (it deleted one with the directory both use, or left it active for the removed engine): do not wait, never delete a replica; "+
-		"by hand: set spec.active=false on %s (Longhorn 1.5.3's own controllers then finished the clean-up with nothing lost), then check that scan reports the clean-up as a wait (%s)",
+	f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive; Longhorn may delete such a replica itself (1.5.3 did, recreating the migration replicas), and so does a rollback, and deleting an active replica removes its directory, which the other replica uses too: do not roll back, do not wait; "+
+		"set spec.active=false on %s now (run on Longhorn 1.5.3's controllers: the migration then got ready with nothing lost), then check that scan reports the migration in flight (%s)",
 		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
 }
 
@@ -208,9 +220,11 @@ func extrasNeverRemoved(v *longhorn.Volume) string {
 }
 
 // migrationRequestedWhileFinishing: from 1.5 csi-attacher tickets on two
-// nodes ask for a new migration while Longhorn finishes the last confirm or
-// rollback; which comes first depends on timing (Longhorn 1.5.3 ended seed
-// 27 state 55 half-migrated back and detached). Says why, or "".
+// nodes ask for a new migration while extra engines wait for the clean-up
+// of the last confirm or rollback. Which Longhorn does first depends on
+// timing: 1.5.3 went on into the new migration in one run of explorer seed
+// 27 state 55 and left the volume detached, the migration half-set, in two
+// others. Says why, or "".
 func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeAttachment) string {
 	if !ver.HasVolumeAttachments() || va == nil {
 		return ""
@@ -224,7 +238,7 @@ func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeA
 	if len(nodes) < 2 {
 		return ""
 	}
-	return fmt.Sprintf("csi-attacher tickets on %s ask for a new migration while Longhorn finishes the last confirm or rollback: what it does first depends on timing, and it may leave the volume detached half-way; do not delete engines or replicas, and run scan again once one ticket is gone",
+	return fmt.Sprintf("csi-attacher tickets on %s ask for a new migration while an extra engine waits for the clean-up of the last confirm or rollback: Longhorn may go on into that migration or leave the volume detached with the migration half-set, depending on timing; do not delete engines or replicas, and run scan again once one ticket is gone",
 		strings.Join(nodes, " and "))
 }
 
@@ -239,7 +253,8 @@ func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeA
 // further (Longhorn 1.5.3, after longhorn#7833's delete step,
 // TestFamilyUpgradeMigrationDeadlockDeleteStep). With the engine only on
 // status.pendingNodeID it takes that one, and the volume's node and its
-// engine's part for good (Longhorn 1.5.3, explorer seed 27 state 92).
+// engine's may part for good: Longhorn 1.5.3 ended explorer seed 27 state
+// 92 so in two runs and finished it in another (known entry E35).
 // Says why, or "".
 func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) string {
 	// Before 1.5 Longhorn recovered such states by itself (1.4.3, the

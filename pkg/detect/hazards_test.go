@@ -42,37 +42,33 @@ func TestExtraEnginesOfVolumeNotMigratable(t *testing.T) {
 	}
 }
 
-// A clone of the extra engine active on its original's directory while
-// Longhorn finishes a rollback: 1.5.3 wiped the directory (seed 27 state
-// 71) or left the clone active for the removed engine (state 83).
-func TestFinishingActiveCloneBeside(t *testing.T) {
-	for _, vc := range []versionCase{vcL14a, vcL15f, vcL16} {
-		s := rolledBack(vc)
-		clone := s.replicasOf(s.engB)[0]
-		clone.Spec.Active = true
-		_, f := s.classify(t)
-		wantWarning(t, vc.name, f, TypeMigrationFinishing, "set spec.active=false on "+clone.Name)
-		if strings.Contains(f.Reason, "do not roll back") {
-			t.Errorf("%s: a finish is no migration in flight: %s", vc.name, f.Reason)
-		}
-		clone.Spec.DataDirectoryName = "vol-elsewhere"
-		if _, f := s.classify(t); f.Severity != SeverityInfo {
-			t.Errorf("%s: own directory: %s: %s", vc.name, f.Severity, f.Reason)
-		}
-	}
-	// in flight, the migration engine not yet on spec.migrationNodeID
-	// (seed 27 state 87): it is the engine a rollback removes all the same
+// A clone active on its original's directory: in flight, with the
+// migration engine placed anywhere (seed 27 state 87 on 1.5.3, the
+// migration engine still on the source node: Longhorn lost data), it is a
+// warning; once the migration is over Longhorn's clean-up deactivates the
+// clone itself (1.5.3 finished states 71 and 83): a wait.
+func TestActiveCloneBeside(t *testing.T) {
 	s := migrating(vcL15f, "vol")
 	s.engine(s.engB).Spec.NodeID = nodeA
-	s.replicasOf(s.engB)[1].Spec.Active = true
+	clone := s.replicasOf(s.engB)[0]
+	clone.Spec.Active = true
 	_, f := s.classify(t)
-	wantWarning(t, "in flight", f, TypeMigrationInFlight, "do not roll back")
+	wantWarning(t, "in flight", f, TypeMigrationInFlight, "set spec.active=false on "+clone.Name)
+	for _, vc := range []versionCase{vcL15f, vcL16} {
+		s := rolledBack(vc)
+		s.replicasOf(s.engB)[0].Spec.Active = true
+		if _, f := s.classify(t); f.Type != TypeMigrationFinishing || f.Severity != SeverityInfo || f.Action != ActionWait {
+			t.Errorf("%s finishing: %s/%s/%s: %s", vc.name, f.Type, f.Severity, f.Action, f.Reason)
+		}
+	}
 }
 
 // On 1.5 Longhorn's finish takes an engine on status.pendingNodeID when
 // none is on spec.nodeID, after moving status.currentNodeID to
-// spec.nodeID: the two part for good (1.5.3, seed 27 state 92). From 1.6
-// pendingNodeID does not count, and no engine is found at all.
+// spec.nodeID: the two may part for good (1.5.3, seed 27 state 92, in two
+// runs of three). From 1.6 pendingNodeID does not count, and with the
+// confirm's currentMigrationNodeID set no engine is found at all. 1.4.3
+// recovered such states by itself (seed 28's confirm-parked fixtures).
 func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 	build := func(vc versionCase) *scenario {
 		s := rolledBack(vc)
@@ -87,13 +83,9 @@ func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 	}
 	_, f := build(vcL15f).classify(t)
 	wantWarning(t, vcL15f.name, f, TypeMigrationFinishing, "on status.pendingNodeID "+nodeA)
-	// 1.4.3 recovered such states by itself (seed 28's confirm-parked
-	// fixtures)
 	if _, f := build(vcL14a).classify(t); f.Severity != SeverityInfo {
 		t.Errorf("1.4: %s: %s", f.Severity, f.Reason)
 	}
-	// from 1.6 the pending node does not count; with the confirm's
-	// currentMigrationNodeID set no engine is found at all
 	s := build(vcL16)
 	s.volume().Status.CurrentMigrationNodeID = nodeB
 	_, f = s.classify(t)
@@ -101,7 +93,8 @@ func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 }
 
 // Tickets on two nodes while a rollback is finished: a new migration races
-// the clean-up (1.5.3 ended seed 27 state 55 detached half-way).
+// the clean-up (1.5.3, seed 27 state 55: migrating in one run, detached
+// half-way in two).
 func TestFinishingWithMigrationRequested(t *testing.T) {
 	s := rolledBack(vcL15f)
 	s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA), csiTicket(s.vol, nodeB))
@@ -126,5 +119,40 @@ func TestPendingCleanupExtraStaysWhileUpgradePending(t *testing.T) {
 	v.Spec.EngineImage = v.Status.CurrentImage
 	if _, f := s.classify(t); f.Severity != SeverityInfo {
 		t.Errorf("no upgrade: %s: %s", f.Severity, f.Reason)
+	}
+}
+
+// A migration whose target is the node the active engine runs on never
+// gets ready (Longhorn 1.4.3, seed 27 state 94).
+func TestMigrationOntoSource(t *testing.T) {
+	s := migrating(vcL14a, "vol")
+	s.volume().Spec.MigrationNodeID = nodeA
+	s.volume().Spec.NodeID = nodeB
+	e := s.engine(s.engB)
+	e.Spec.NodeID, e.Status.CurrentState = "", longhorn.StateStopped
+	_, f := s.classify(t)
+	wantWarning(t, "target is the source", f, TypeMigrationInFlight, "is the node the active engine "+s.engA+" already runs on")
+	s.volume().Spec.MigrationNodeID, s.volume().Spec.NodeID = nodeB, nodeA
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("ordinary migration: %s: %s", f.Severity, f.Reason)
+	}
+}
+
+// An attached volume whose one engine runs on another node: Longhorn 1.4.3
+// left it so (seed 27 state 81), as 1.5.3 left the finish of state 92.
+func TestEngineOffNode(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL15f, vcL16} {
+		s := healthy(vc, "vol")
+		s.engine(s.engA).Spec.NodeID = nodeC
+		_, f := s.classify(t)
+		wantWarning(t, vc.name, f, TypeEngineOffNode, "runs on "+nodeC)
+		if f.Family == nil || len(f.Family.Steps) != 2 || f.Keep != s.engA {
+			t.Errorf("%s: family %+v keep %q", vc.name, f.Family, f.Keep)
+		}
+		// detaching: the engine's node is cleared first; not this state
+		s.engine(s.engA).Spec.NodeID = ""
+		if _, f := s.classify(t); f.Type == TypeEngineOffNode {
+			t.Errorf("%s: engine without a node: %s", vc.name, f.Reason)
+		}
 	}
 }

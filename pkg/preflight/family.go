@@ -19,6 +19,7 @@ var familyProblems = map[detect.Type]string{
 	detect.TypeMigrationReplicaChurn:     "the migration engine restarts for ever: the migration never becomes ready",
 	detect.TypeConfirmWithoutEngine:      "a confirm with no engine on the target: Longhorn never finishes it",
 	detect.TypeEnginesOnOneNode:          "two engines on the node Longhorn switches to: the migration never ends, the volume cannot detach",
+	detect.TypeEngineOffNode:             "the volume's one engine runs on another node than the one it is attached to: nothing serves it there",
 }
 
 // familyBlocker is the blocker of a family state: fix where it repairs the
