@@ -152,7 +152,7 @@ func migrationOntoSource(v *longhorn.Volume, engines []*longhorn.Engine, f *Find
 	for _, e := range engines {
 		if e.IsActive() && e.Spec.NodeID != "" && e.Spec.NodeID == v.Spec.MigrationNodeID {
 			f.Severity = SeverityWarning
-			f.Reason = fmt.Sprintf("the migration's target %s is the node the active engine %s already runs on: Longhorn places the migration engine beside it and the migration never gets ready; do not delete engines or replicas by hand, see docs/troubleshooting-migration-family.md (%s)",
+			f.Reason = fmt.Sprintf("the migration's target %s is the node the active engine %s already runs on: Longhorn places the migration engine beside it and the migration never gets ready; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
 				v.Spec.MigrationNodeID, e.Name, f.Reason)
 			return
 		}
@@ -215,7 +215,7 @@ func extrasNeverRemoved(v *longhorn.Volume) string {
 	if v.Migratable() {
 		return ""
 	}
-	return fmt.Sprintf("stuck: the volume is not migratable (access mode %s, migratable %t), and Longhorn removes an extra engine only while it processes a migration, which it skips for such a volume: Longhorn will not remove it by itself; never delete a replica, see docs/troubleshooting-migration-family.md",
+	return fmt.Sprintf("stuck: the volume is not migratable (access mode %s, migratable %t), and Longhorn removes an extra engine only while it processes a migration, which it skips for such a volume: Longhorn will not remove it by itself; never delete a replica, see docs/troubleshooting-two-active-engines.md",
 		orText(string(v.Spec.AccessMode), "unset"), v.Spec.Migratable)
 }
 

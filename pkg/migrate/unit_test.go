@@ -384,3 +384,19 @@ func TestColumns(t *testing.T) {
 		t.Errorf("columns:\n%q\nwant\n%q", out.String(), want)
 	}
 }
+
+// An engine left off its volume's node after a confirm does not resolve by
+// waiting (Longhorn 1.5.3, explorer seed 27 state 92); a finish does.
+func TestBadAfterConfirm(t *testing.T) {
+	for ty, want := range map[detect.Type]bool{
+		detect.TypeEngineOffNode:         true,
+		detect.TypeEnginesOnOneNode:      true,
+		detect.TypeMultipleActiveEngines: true,
+		detect.TypeMigrationFinishing:    false,
+		detect.TypePendingCleanup:        false,
+	} {
+		if got := badAfterConfirm(ty); got != want {
+			t.Errorf("badAfterConfirm(%s) = %t, want %t", ty, got, want)
+		}
+	}
+}

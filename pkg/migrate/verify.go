@@ -22,7 +22,8 @@ type verdict struct {
 // confirm or rollback.
 func badAfterConfirm(t detect.Type) bool {
 	switch t {
-	case detect.TypeMultipleActiveEngines, detect.TypeInvertedReplicaFlags, detect.TypeConfirmWithoutEngine, detect.TypeEnginesOnOneNode:
+	case detect.TypeMultipleActiveEngines, detect.TypeInvertedReplicaFlags, detect.TypeConfirmWithoutEngine, detect.TypeEnginesOnOneNode,
+		detect.TypeEngineOffNode:
 		return true
 	}
 	return false
