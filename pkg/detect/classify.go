@@ -150,6 +150,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	switch {
 	case keep == "" || !inverted(keep, replicas):
 		stuckOnceGone(st, v, engines, replicas, keep, f)
+		danglingOnceGone(st.Version, replicas, pending, keep, f)
 		if f.Severity == SeverityInfo && len(engines)-len(pending) >= 2 {
 			// an extra engine stays once these are gone, for
 			// processMigration to remove (Longhorn 1.5.3 kept it while an

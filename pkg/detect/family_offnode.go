@@ -7,8 +7,8 @@ import (
 )
 
 // engineOffNode: an attached v1 volume's one engine runs on another node
-// than status.currentNodeID, with no migration requested or being
-// finished. Nothing in Longhorn moves an engine of an attached volume:
+// than status.currentNodeID and spec.nodeID, with no migration requested
+// or being finished. Nothing in Longhorn moves an engine of an attached volume:
 // Longhorn 1.4.3 left such a volume as it was (explorer, seed 27 state
 // 81), and Longhorn 1.5.3's finish of a confirm that took the engine on
 // status.pendingNodeID ended in this shape (seed 27 state 92). The
@@ -20,7 +20,12 @@ func engineOffNode(c *familyCtx, f *Finding) bool {
 		return false
 	}
 	e := c.engines[0]
-	if !e.IsActive() || e.Spec.NodeID == "" || e.Spec.NodeID == v.Status.CurrentNodeID {
+	if !e.IsActive() || e.Spec.NodeID == "" || e.Spec.NodeID == v.Status.CurrentNodeID || e.Spec.NodeID == v.Spec.NodeID {
+		return false
+	}
+	// From 1.5 a volume no ticket asks for on spec.nodeID is detached,
+	// which ends it (Longhorn 1.10.0, seed 27 state 42).
+	if c.st.Version.HasVolumeAttachments() && !c.va.HasTicketOn(v.Spec.NodeID) {
 		return false
 	}
 	k := FamilyInfo{

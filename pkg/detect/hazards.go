@@ -55,6 +55,37 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	f.Reason = "stuck once it is gone: " + after.Reason + " (" + f.Reason + ")"
 }
 
+// danglingOnceGone warns of a pending clean-up in which replicas of the
+// engine being deleted are active on the data directories of active
+// replicas of the engine kept: Longhorn 1.10.0 removed the engine and left
+// them active, naming it (explorer seed 27 state 33), the state scan then
+// calls DanglingReplicas. Seen on 1.10.0 only; earlier releases were not
+// run from it.
+func danglingOnceGone(ver longhorn.Version, replicas []*longhorn.Replica, pending []*longhorn.Engine, keep string, f *Finding) {
+	if f.Severity != SeverityInfo || keep == "" || !ver.AtLeast(1, 10, 0) {
+		return
+	}
+	going := engineSet(pending)
+	kept := map[string]bool{}
+	for _, r := range replicas {
+		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil {
+			kept[dirKey(r)] = true
+		}
+	}
+	var names []string
+	for _, r := range sortedReplicas(replicas) {
+		if going[r.Spec.EngineName] && r.Spec.Active && r.DeletionTimestamp == nil && kept[dirKey(r)] {
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("replicas %s of the engine being deleted are active on the data directories of active replicas of %s: once the engine is gone Longhorn %s leaves them active, naming it, and does not clean them up; never delete a replica; run scan again once the engine is gone (DanglingReplicas, docs/troubleshooting-two-active-engines.md) (%s)",
+		strings.Join(names, ", "), keep, ver, f.Reason)
+}
+
 // finishingHazard warns of a confirm or rollback being finished that
 // Longhorn does not finish cleanly (explorer, seed 27 on 1.5.3):
 //   - status.currentNodeID is empty, so Longhorn attaches the volume

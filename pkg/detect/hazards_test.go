@@ -144,15 +144,50 @@ func TestEngineOffNode(t *testing.T) {
 	for _, vc := range []versionCase{vcL14a, vcL15f, vcL16} {
 		s := healthy(vc, "vol")
 		s.engine(s.engA).Spec.NodeID = nodeC
+		tickets := vc.parsed().HasVolumeAttachments()
+		if tickets {
+			s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA))
+		}
 		_, f := s.classify(t)
 		wantWarning(t, vc.name, f, TypeEngineOffNode, "runs on "+nodeC)
 		if f.Family == nil || len(f.Family.Steps) != 2 || f.Keep != s.engA {
 			t.Errorf("%s: family %+v keep %q", vc.name, f.Family, f.Keep)
 		}
+		if tickets {
+			// no ticket asks for the volume: it detaches, which ends it
+			// (1.10.0, seed 27 state 42)
+			s.st.VolumeAttachments = nil
+			if _, f := s.classify(t); f.Type == TypeEngineOffNode {
+				t.Errorf("%s: no ticket: %s", vc.name, f.Reason)
+			}
+			s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA))
+		}
+		// the engine on spec.nodeID, status.currentNodeID not moved yet:
+		// not this state
+		s.volume().Spec.NodeID = nodeC
+		if _, f := s.classify(t); f.Type == TypeEngineOffNode {
+			t.Errorf("%s: engine on spec.nodeID: %s", vc.name, f.Reason)
+		}
+		s.volume().Spec.NodeID = nodeA
 		// detaching: the engine's node is cleared first; not this state
 		s.engine(s.engA).Spec.NodeID = ""
 		if _, f := s.classify(t); f.Type == TypeEngineOffNode {
 			t.Errorf("%s: engine without a node: %s", vc.name, f.Reason)
 		}
+	}
+}
+
+// A pending clean-up whose engine being deleted still has replicas active
+// on the kept engine's directories: Longhorn 1.10.0 removed the engine and
+// left them active, naming it (seed 27 state 33).
+func TestPendingCleanupDanglingOnceGone(t *testing.T) {
+	vc := versionCase{"L15f-1.10.0", "v1.10.0", false}
+	s := pendingScenario(vc, time.Second)
+	s.setReplicasActive(s.engA, true)
+	_, f := s.classify(t)
+	wantWarning(t, "both active", f, TypePendingCleanup, "leaves them active, naming it")
+	s.setReplicasActive(s.engA, false)
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("flipped already: %s: %s", f.Severity, f.Reason)
 	}
 }
