@@ -190,4 +190,10 @@ func TestPendingCleanupDanglingOnceGone(t *testing.T) {
 	if _, f := s.classify(t); f.Severity != SeverityInfo {
 		t.Errorf("flipped already: %s: %s", f.Severity, f.Reason)
 	}
+	// the confirm's own moment: status.currentNodeID still on the old
+	// engine's node (the state Longhorn 1.10.0 left so)
+	s.setReplicasActive(s.engA, true)
+	s.volume().Status.CurrentNodeID = nodeA
+	_, f = s.classify(t)
+	wantWarning(t, "confirm finishing, both active", f, TypePendingCleanup, "leaves them active, naming it")
 }
