@@ -197,7 +197,8 @@ func migrationOntoSource(v *longhorn.Volume, engines []*longhorn.Engine, f *Find
 // CRs on one directory is a shape it does not leave by itself (explorer on
 // 1.5.3, seed 27: states 10 and 19 held the migration with the clone still
 // active; state 87, its migration engine still on the source node, lost
-// data). Once the migration is over Longhorn's clean-up deactivates such a
+// data; with the clone set inactive nothing was lost, and the migration got
+// ready in one run and churned in another: testdata/pending). Once the migration is over Longhorn's clean-up deactivates such a
 // clone itself (1.5.3 finished states 71 and 83), so the finishing rows do
 // not call this. A rollback deletes the migration engine's replicas, and deleting an
 // active replica removes its directory, which the other replica uses too.
@@ -234,7 +235,7 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 	}
 	f.Severity, f.Action = SeverityWarning, ActionNone
 	f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive; Longhorn may delete such a replica itself (1.5.3 did, recreating the migration replicas), and so does a rollback, and deleting an active replica removes its directory, which the other replica uses too: do not roll back, do not wait; "+
-		"set spec.active=false on %s now (run on Longhorn 1.5.3's controllers: the migration then got ready with nothing lost), then check that scan reports the migration in flight (%s)",
+		"set spec.active=false on %s now (run on Longhorn 1.5.3's controllers from one such state: nothing was lost; the migration got ready in one run and its engine kept restarting in another, which a rollback ends), then check that scan reports the migration in flight (%s)",
 		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
 }
 
