@@ -248,7 +248,7 @@ func extrasNeverRemoved(v *longhorn.Volume) string {
 		return ""
 	}
 	return fmt.Sprintf("stuck: the volume is not migratable (access mode %s, migratable %t), and Longhorn removes an extra engine only while it processes a migration, which it skips for such a volume: Longhorn will not remove it by itself; never delete a replica, see docs/troubleshooting-two-active-engines.md",
-		orText(string(v.Spec.AccessMode), "unset"), v.Spec.Migratable)
+		orText(v.Spec.AccessMode, "unset"), v.Spec.Migratable)
 }
 
 // migrationRequestedWhileFinishing: from 1.5 csi-attacher tickets on two
