@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -114,18 +113,7 @@ func createWorkload(ctx context.Context, t *testing.T, vol string, w vmWorkload)
 		}
 	}
 	if w.attached != "" {
-		pvName := vol
-		va := &storagev1.VolumeAttachment{
-			ObjectMeta: metav1.ObjectMeta{Name: "csi-" + vol + "-" + w.attached},
-			Spec: storagev1.VolumeAttachmentSpec{Attacher: csiDriver, NodeName: w.attached,
-				Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pvName}},
-		}
-		got, err := c.StorageV1().VolumeAttachments().Create(ctx, va, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got.Status.Attached = true
-		if _, err := c.StorageV1().VolumeAttachments().UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+		if err := testenv.CreateAttachedVA(ctx, c, "csi-"+vol+"-"+w.attached, vol, w.attached); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,18 +64,7 @@ func runVM(ctx context.Context, t *testing.T, c kubernetes.Interface, vol, node 
 		t.Fatal(err)
 	}
 	setPodPhase(ctx, t, c, got, corev1.PodRunning)
-	pv := vol
-	va := &storagev1.VolumeAttachment{
-		ObjectMeta: metav1.ObjectMeta{Name: longhorn.CSITicketID(vol, node), Finalizers: []string{csiAttacherFinalizer}},
-		Spec: storagev1.VolumeAttachmentSpec{Attacher: longhorn.CSIDriver, NodeName: node,
-			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}},
-	}
-	gotVA, err := c.StorageV1().VolumeAttachments().Create(ctx, va, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotVA.Status.Attached = true
-	if _, err := c.StorageV1().VolumeAttachments().UpdateStatus(ctx, gotVA, metav1.UpdateOptions{}); err != nil {
+	if err := testenv.CreateAttachedVA(ctx, c, longhorn.CSITicketID(vol, node), vol, node, csiAttacherFinalizer); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package detect
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
@@ -36,19 +35,10 @@ func CrashDetachedNodes(ver longhorn.Version, v *longhorn.Volume, va *longhorn.V
 			return nil
 		}
 	}
-	seen := map[string]bool{}
-	var nodes []string
-	for _, t := range va.CSITickets() {
-		if t.NodeID != "" && !seen[t.NodeID] {
-			seen[t.NodeID] = true
-			nodes = append(nodes, t.NodeID)
-		}
-	}
 	if len(va.CSITickets()) < 2 {
 		return nil
 	}
-	slices.Sort(nodes)
-	return nodes
+	return va.CSITicketNodes()
 }
 
 // crashDetached fills f when v is in the crash-detached state.

@@ -65,19 +65,7 @@ func danglingOnceGone(ver longhorn.Version, replicas []*longhorn.Replica, pendin
 	if f.Severity != SeverityInfo || keep == "" || !ver.AtLeast(1, 10, 0) {
 		return
 	}
-	going := engineSet(pending)
-	kept := map[string]bool{}
-	for _, r := range replicas {
-		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil {
-			kept[dirKey(r)] = true
-		}
-	}
-	var names []string
-	for _, r := range sortedReplicas(replicas) {
-		if going[r.Spec.EngineName] && r.Spec.Active && r.DeletionTimestamp == nil && kept[dirKey(r)] {
-			names = append(names, r.Name)
-		}
-	}
+	names, _ := activeBeside(replicas, engineSet(pending), map[string]bool{keep: true})
 	if len(names) == 0 {
 		return
 	}
@@ -212,24 +200,7 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 			extra[e.Name] = true
 		}
 	}
-	byDir := map[string][]*longhorn.Replica{}
-	for _, r := range sortedReplicas(replicas) {
-		if r.Spec.Active && r.DeletionTimestamp == nil {
-			byDir[dirKey(r)] = append(byDir[dirKey(r)], r)
-		}
-	}
-	var clones, beside []string
-	for _, r := range sortedReplicas(replicas) {
-		if !extra[r.Spec.EngineName] || !r.Spec.Active || r.DeletionTimestamp != nil {
-			continue
-		}
-		for _, o := range byDir[dirKey(r)] {
-			if o.Spec.EngineName != r.Spec.EngineName {
-				clones, beside = append(clones, r.Name), append(beside, o.Name)
-				break
-			}
-		}
-	}
+	clones, beside := activeBeside(replicas, extra, nil)
 	if len(clones) == 0 {
 		return
 	}
@@ -237,6 +208,31 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 	f.Reason = fmt.Sprintf("the migration engine's replicas %s are active on the data directories of active replicas %s: Longhorn creates them inactive; Longhorn may delete such a replica itself (1.5.3 did, recreating the migration replicas), and so does a rollback, and deleting an active replica removes its directory, which the other replica uses too: do not roll back, do not wait; "+
 		"set spec.active=false on %s now (run on Longhorn 1.5.3's controllers from one such state: nothing was lost; the migration got ready in one run and its engine kept restarting in another, which a rollback ends), then check that scan reports the migration in flight (%s)",
 		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
+}
+
+// activeBeside are the active replicas of the engines of from that share
+// a data directory with an active replica of another engine (of one of
+// with, when with is not nil), each with the first such replica beside it.
+// Replicas being deleted count for neither.
+func activeBeside(replicas []*longhorn.Replica, from, with map[string]bool) (names, beside []string) {
+	byDir := map[string][]*longhorn.Replica{}
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.Active && r.DeletionTimestamp == nil {
+			byDir[dirKey(r)] = append(byDir[dirKey(r)], r)
+		}
+	}
+	for _, r := range sortedReplicas(replicas) {
+		if !from[r.Spec.EngineName] || !r.Spec.Active || r.DeletionTimestamp != nil {
+			continue
+		}
+		for _, o := range byDir[dirKey(r)] {
+			if o.Spec.EngineName != r.Spec.EngineName && (with == nil || with[o.Spec.EngineName]) {
+				names, beside = append(names, r.Name), append(beside, o.Name)
+				break
+			}
+		}
+	}
+	return names, beside
 }
 
 // extrasNeverRemoved: Longhorn removes an extra engine only in
@@ -258,15 +254,10 @@ func extrasNeverRemoved(v *longhorn.Volume) string {
 // 27 state 55 and left the volume detached, the migration half-set, in two
 // others. Says why, or "".
 func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeAttachment) string {
-	if !ver.HasVolumeAttachments() || va == nil {
+	if !ver.HasVolumeAttachments() {
 		return ""
 	}
-	var nodes []string
-	for _, t := range va.CSITickets() {
-		if t.NodeID != "" && !slices.Contains(nodes, t.NodeID) {
-			nodes = append(nodes, t.NodeID)
-		}
-	}
+	nodes := va.CSITicketNodes()
 	if len(nodes) < 2 {
 		return ""
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -185,6 +186,22 @@ func (va *VolumeAttachment) Satisfied(id string) bool {
 	}
 	s, ok := va.Status.AttachmentTicketStatuses[id]
 	return ok && s.Satisfied && s.Generation == t.Generation
+}
+
+// CSITicketNodes are the nodes csi-attacher tickets ask for, each once,
+// sorted (none for a nil va).
+func (va *VolumeAttachment) CSITicketNodes() []string {
+	if va == nil {
+		return nil
+	}
+	var nodes []string
+	for _, t := range va.CSITickets() {
+		if t.NodeID != "" && !slices.Contains(nodes, t.NodeID) {
+			nodes = append(nodes, t.NodeID)
+		}
+	}
+	slices.Sort(nodes)
+	return nodes
 }
 
 // HasTicketOn reports whether any attachment ticket asks for node (false
