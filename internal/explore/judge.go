@@ -41,7 +41,8 @@ type Outcome string
 
 const (
 	// OutcomeConverged: one engine, active, running on spec.nodeID (or
-	// stopped on a detached volume), every replica active and serving it.
+	// stopped on a detached volume), every replica active and serving it,
+	// each on a data directory of its own.
 	OutcomeConverged Outcome = "converged"
 	// OutcomeMigrating: a live migration Longhorn holds ready: the old
 	// engine active, the migration engine running inactive on
@@ -97,10 +98,15 @@ func converged(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica) 
 			return false
 		}
 	}
+	// Each replica on its own directory: two on one are a wipe waiting for
+	// either's deletion (detect's SharedReplicaDirectory), not a volume
+	// Longhorn has finished with.
+	dirs := map[string]bool{}
 	for _, r := range rs {
-		if r.DeletionTimestamp != nil || !r.Spec.Active || r.Spec.EngineName != e.Name {
+		if r.DeletionTimestamp != nil || !r.Spec.Active || r.Spec.EngineName != e.Name || dirs[dirKey(&r)] {
 			return false
 		}
+		dirs[dirKey(&r)] = true
 	}
 	return true
 }
