@@ -128,15 +128,6 @@ var knownDisagreements = []Known{
 	{Entry: "E5", Kind: KindFalseAlarm, Match: func(r Result) bool {
 		return strings.HasPrefix(r.Finding, "DanglingReplicas/") && r.Case.State.BestEffort
 	}},
-	// E11 (1.10+): "wait" on a finishing confirm, and Longhorn deletes an
-	// active replica and wipes its directory (1.11.1: seed 27 state 22 in
-	// one of two runs, the extra replica on a shared directory, as on
-	// 1.10.0; 1.12.0 the same state on 2026-12-07). Open: scan should warn
-	// here. Once it matched every release, and hid states 4 and 22 of
-	// 1.5.3's sample (finishingHazard).
-	{Entry: "E11", Kind: KindVerdictLost, Match: func(r Result) bool {
-		return longhorn.MustParseVersion(r.Case.State.Release).AtLeast(1, 10, 0) && strings.HasPrefix(r.Finding, "MigrationFinishing/")
-	}},
 	// E12 (E7 on 1.4.3, and 1.10.0): a DanglingReplicas repair stopped
 	// after a repoint cannot be completed by fix run again (verification
 	// waits on inactive leftovers, or a migration request refuses it).

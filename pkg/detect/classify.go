@@ -43,6 +43,9 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		// With currentMigrationNodeID set (1.5+) Longhorn finishes the
 		// confirm and switches the flags itself: the MigrationFinishing row.
 		danglingReplicas(st, v, active[0], replicas, &f)
+	case len(engines) == 1 && len(active) == 1 && v.Status.CurrentMigrationNodeID == "" &&
+		len(sharedDirChanges(active[0], replicas)) > 0:
+		sharedDirectory(st, v, active[0], replicas, &f)
 	case familyState(st, idx, v, &f): // family.go
 	case v.Spec.MigrationNodeID != "" || v.Status.SwitchoverState != "":
 		f.Type, f.Severity = TypeMigrationInFlight, SeverityInfo
@@ -63,6 +66,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
 		f.Reason = fmt.Sprintf("spec.migrationNodeID is empty but status.currentMigrationNodeID is %s: Longhorn is finishing a confirm or rollback; wait, and look again if it lasts", v.Status.CurrentMigrationNodeID)
 		markExtrasStuck(st, v, &f)
+		sharedDirOnceFinished(v, engines, replicas, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
 	case len(engines) >= 2 && len(active) == 1:
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
@@ -70,6 +74,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		f.Reason = fmt.Sprintf("one active engine (%s) and %d inactive extra engine(s) with no migration: Longhorn's confirm/rollback branch removes the extras on its next sync", active[0].Name, len(engines)-1)
 		markRoles(&f, active[0].Name, nil)
 		markExtrasStuck(st, v, &f)
+		sharedDirOnceFinished(v, engines, replicas, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
 	case len(active) == 1 && inverted(active[0].Name, replicas):
 		f.Type, f.Severity = TypeInvertedReplicaFlags, SeverityCritical

@@ -32,6 +32,9 @@ const (
 	// (the stale engine was deleted by hand on 1.3/1.4, cf. longhorn#1988,
 	// or a 1.4 confirm's delete of it timed out after it landed).
 	TypeDanglingReplicas Type = "DanglingReplicas"
+	// TypeSharedReplicaDirectory: the volume's one engine has two active
+	// replicas on one data directory, which deleting either would wipe.
+	TypeSharedReplicaDirectory Type = "SharedReplicaDirectory"
 	// TypeNoActiveEngine: an attached volume with no active engine.
 	TypeNoActiveEngine Type = "NoActiveEngine"
 	// TypeOrphanEngine is an Engine CR whose volume no longer exists.
