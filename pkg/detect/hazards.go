@@ -271,7 +271,7 @@ func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeA
 // moves status.currentNodeID to spec.nodeID and takes the engine on that
 // node as the current one (GetNewCurrentEngineAndExtras; before 1.6 also
 // one on status.pendingNodeID). From 1.5, with currentMigrationNodeID set
-// and no engine there, it fails at every
+// (from 1.6 also without it) and no engine there, it fails at every
 // sync with "cannot find the current engine for the switching" and goes no
 // further (Longhorn 1.5.3, after longhorn#7833's delete step,
 // TestFamilyUpgradeMigrationDeadlockDeleteStep). With the engine only on
@@ -303,9 +303,12 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 		}
 		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
 	}
-	if onPending == nil && !cmn {
-		// not run: two engines, neither on spec.nodeID nor pending, with
-		// status.currentMigrationNodeID empty
+	if onPending == nil && !cmn && !ver.AtLeast(1, 6, 0) {
+		// not run on 1.5: two engines, neither on spec.nodeID nor pending,
+		// with status.currentMigrationNodeID empty. From 1.6 the finish
+		// needs the engine on spec.nodeID with or without it: Longhorn
+		// 1.6.2 held explorer seed 27 state 92 so (currentNodeID moved,
+		// the active engine left on the old node).
 		return ""
 	}
 	if onPending != nil {

@@ -90,6 +90,16 @@ func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 	s.volume().Status.CurrentMigrationNodeID = nodeB
 	_, f = s.classify(t)
 	wantWarning(t, vcL16.name, f, TypeMigrationFinishing, "cannot find the current engine")
+	// without currentMigrationNodeID too, from 1.6 (Longhorn 1.6.2, seed 27
+	// state 92); on 1.5 with no engine on the pending node it was not run
+	s.volume().Status.CurrentMigrationNodeID = ""
+	_, f = s.classify(t)
+	wantWarning(t, vcL16.name+" no cmn", f, TypeMigrationFinishing, "cannot find the current engine")
+	s = build(vcL15f)
+	s.volume().Status.PendingNodeID = ""
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("1.5, nothing pending: %s: %s", f.Severity, f.Reason)
+	}
 }
 
 // Tickets on two nodes while a rollback is finished: a new migration races
