@@ -29,3 +29,19 @@ func TestBlockerForMigrationWarnings(t *testing.T) {
 		t.Errorf("finishing warning: %+v", b)
 	}
 }
+
+// TestBlockerForSharedDirectory: the repair fix makes is the command, with
+// the replica it deactivates; refused, scan's reason.
+func TestBlockerForSharedDirectory(t *testing.T) {
+	st := &longhorn.State{Namespace: longhorn.DefaultNamespace}
+	f := detect.Finding{Volume: "vol", Type: detect.TypeSharedReplicaDirectory, Severity: detect.SeverityCritical, Action: detect.ActionSetReplicas,
+		ReplicaChanges: []detect.ReplicaChange{{Replica: "vol-r-2", FromEngine: "vol-e-0", ToEngine: "vol-e-0", FromActive: true}}}
+	b, ok := blockerFor(st, &f)
+	if !ok || !strings.Contains(b.Command, "fix vol") || !strings.Contains(b.Resolve, "spec.active=false on vol-r-2") {
+		t.Fatalf("repairable: %+v", b)
+	}
+	f.Action, f.ReplicaChanges, f.Reason = detect.ActionNone, nil, "not safe to repair because a migration is requested"
+	if b, ok := blockerFor(st, &f); !ok || strings.Contains(b.Command, "fix") || b.Resolve != f.Reason {
+		t.Errorf("refused: %+v", b)
+	}
+}
