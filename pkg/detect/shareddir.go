@@ -17,7 +17,9 @@ import (
 // the engine kept, since the finish sets every healthy replica of that
 // engine active (switchActiveReplicas). Explorer, seed 27: 1.4.3 (state 22)
 // and 1.5.3 (state 77) ended so; 1.10.0, 1.11.1 and 1.12.0 (state 22,
-// data locality best-effort) went on to wipe the directory.
+// data locality best-effort) went on to wipe the directory, and so did
+// 1.4.3, 1.5.3 and 1.12.0 from the end state under best-effort
+// (explore/testdata/*-shared-dir-best-effort.json).
 
 // dirMates groups the replicas of engine that are not being deleted and
 // pass keep by data directory, and returns the groups of two or more, in
