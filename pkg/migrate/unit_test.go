@@ -386,14 +386,18 @@ func TestColumns(t *testing.T) {
 }
 
 // An engine left off its volume's node after a confirm does not resolve by
-// waiting (Longhorn 1.5.3, explorer seed 27 state 92); a finish does.
+// waiting (Longhorn 1.5.3, explorer seed 27 state 92), nor two active
+// replicas on one directory; a finish does.
 func TestBadAfterConfirm(t *testing.T) {
 	for ty, want := range map[detect.Type]bool{
-		detect.TypeEngineOffNode:         true,
-		detect.TypeEnginesOnOneNode:      true,
-		detect.TypeMultipleActiveEngines: true,
-		detect.TypeMigrationFinishing:    false,
-		detect.TypePendingCleanup:        false,
+		detect.TypeEngineOffNode: true,
+		// a confirm finished with a clone and its original both active on
+		// one directory: settled, but a wipe waiting (seed 27 state 22)
+		detect.TypeSharedReplicaDirectory: true,
+		detect.TypeEnginesOnOneNode:       true,
+		detect.TypeMultipleActiveEngines:  true,
+		detect.TypeMigrationFinishing:     false,
+		detect.TypePendingCleanup:         false,
 	} {
 		if got := badAfterConfirm(ty); got != want {
 			t.Errorf("badAfterConfirm(%s) = %t, want %t", ty, got, want)

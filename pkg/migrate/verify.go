@@ -23,7 +23,7 @@ type verdict struct {
 func badAfterConfirm(t detect.Type) bool {
 	switch t {
 	case detect.TypeMultipleActiveEngines, detect.TypeInvertedReplicaFlags, detect.TypeConfirmWithoutEngine, detect.TypeEnginesOnOneNode,
-		detect.TypeEngineOffNode:
+		detect.TypeEngineOffNode, detect.TypeSharedReplicaDirectory:
 		return true
 	}
 	return false
