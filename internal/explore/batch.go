@@ -230,7 +230,7 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 	}
 	observe := func(name string) Observed {
 		v, es, rs := st.VolumeState(name)
-		return Judge(v, es, rs, w.lostDirs(name, rs), w.activeDeleted(name))
+		return Judge(v, es, rs, longhorn.Named(st.VolumeAttachments, name).CSITicketNodes(), w.lostDirs(name, rs), w.activeDeleted(name))
 	}
 	for i := range cases {
 		r := &results[i]

@@ -65,12 +65,22 @@ type Observed struct {
 	End string `json:"end"`
 }
 
-// Judge classifies vol's end state.
-func Judge(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica, wiped, activeDeleted []string) Observed {
+// Judge classifies vol's end state; csiTickets are the nodes csi-attacher
+// tickets of its VolumeAttachment still ask for it on (1.5+).
+func Judge(v *longhorn.Volume, es []longhorn.Engine, rs []longhorn.Replica, csiTickets, wiped, activeDeleted []string) Observed {
 	o := Observed{Wiped: wiped, ActiveDeleted: activeDeleted, End: Describe(v, es, rs)}
+	if len(csiTickets) > 0 {
+		o.End += fmt.Sprintf("; csi tickets on %v", csiTickets)
+	}
 	switch {
 	case len(wiped) > 0 || len(activeDeleted) > 0:
 		o.Outcome = OutcomeLost
+	case v != nil && v.Spec.NodeID == "" && len(csiTickets) > 0:
+		// Detached while the workload's tickets ask for it: Longhorn
+		// 1.7.2 left seed 27 state 2 so (a migration whose source engine
+		// failed, tickets on both nodes), the state scan calls
+		// MigrationCrashDetached. Not a volume Longhorn has finished with.
+		o.Outcome = OutcomeStuck
 	case converged(v, es, rs):
 		o.Outcome = OutcomeConverged
 	case migrating(v, es, rs):
