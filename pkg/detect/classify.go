@@ -38,6 +38,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		multipleActive(st, v, engines, replicas, active, &f)
 	case len(pending) > 0:
 		pendingCleanup(st, v, engines, replicas, active, pending, opts, &f)
+		leftoverPendingOnMove(st.Version, v, idx.vas[v.Name], &f)
 	case len(engines) == 1 && len(active) == 1 && v.Status.CurrentMigrationNodeID == "" &&
 		len(repointChanges(active[0].Name, replicas, engineSet(engines))) > 0:
 		// With currentMigrationNodeID set (1.5+) Longhorn finishes the

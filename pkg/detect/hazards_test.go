@@ -207,3 +207,25 @@ func TestPendingCleanupDanglingOnceGone(t *testing.T) {
 	_, f = s.classify(t)
 	wantWarning(t, "confirm finishing, both active", f, TypePendingCleanup, "leaves them active, naming it")
 }
+
+// On 1.5 a pending clean-up whose csi ticket asks for another node than
+// spec.nodeID, with status.pendingNodeID on a third: Longhorn 1.5.3
+// detached seed 27 state 3 and kept it detached (four runs); with the
+// ticket on spec.nodeID, or from 1.6, a wait.
+func TestPendingCleanupLeftoverPendingOnMove(t *testing.T) {
+	build := func(vc versionCase, ticket string) *scenario {
+		s := pendingScenario(vc, time.Second)
+		v := s.volume()
+		v.Spec.NodeID, v.Status.PendingNodeID = nodeA, nodeC
+		s.withTickets(map[string]bool{}, csiTicket(s.vol, ticket))
+		return s
+	}
+	_, f := build(vcL15f, nodeB).classify(t)
+	wantWarning(t, "1.5, ticket elsewhere", f, TypePendingCleanup, "leftover status.pendingNodeID then keeps it detached")
+	if _, f := build(vcL15f, nodeA).classify(t); f.Severity != SeverityInfo {
+		t.Errorf("1.5, ticket on spec.nodeID: %s: %s", f.Severity, f.Reason)
+	}
+	if _, f := build(vcL16, nodeB).classify(t); strings.Contains(f.Reason, "leftover status.pendingNodeID") {
+		t.Errorf("1.6: %s: %s", f.Severity, f.Reason)
+	}
+}
