@@ -91,6 +91,17 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		return
 	}
 	a := active[0]
+	if ver.AtLeast(1, 7, 0) && v.Status.Robustness == longhorn.RobustnessFaulted {
+		// 1.7 finishes before it looks at robustness, and the faulted
+		// volume is detached meanwhile: Longhorn 1.7.2 finished explorer
+		// seed 27 state 90 in one run and left it detaching, with
+		// status.currentMigrationNodeID still set, in another. Before
+		// 1.7 migrationBlocked already calls it stuck.
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("the volume is faulted (no replica Longhorn can use) while Longhorn finishes the confirm or rollback: Longhorn %s detaches it meanwhile, and whether the finish completes depends on timing (it may stay detaching with status.currentMigrationNodeID set); find out why the replicas failed, never delete a replica, and run scan again (%s)",
+			ver, f.Reason)
+		return
+	}
 	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" {
 		f.Severity, f.Action = SeverityWarning, ActionNone
 		f.Reason = nowhere

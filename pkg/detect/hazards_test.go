@@ -229,3 +229,19 @@ func TestPendingCleanupLeftoverPendingOnMove(t *testing.T) {
 		t.Errorf("1.6: %s: %s", f.Severity, f.Reason)
 	}
 }
+
+// From 1.7 a faulted volume's confirm or rollback is finished while the
+// volume is detached, and it depends on timing whether it completes
+// (Longhorn 1.7.2, seed 27 state 90: once finished, once left detaching);
+// before 1.7 the robustness rule calls it stuck already.
+func TestFinishingFaultedFrom17(t *testing.T) {
+	vc := versionCase{"L15f-1.7.2", "v1.7.2", false}
+	s := rolledBack(vc)
+	s.volume().Status.Robustness = longhorn.RobustnessFaulted
+	_, f := s.classify(t)
+	wantWarning(t, vc.name, f, TypeMigrationFinishing, "depends on timing")
+	s.volume().Status.Robustness = longhorn.RobustnessDegraded
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("degraded: %s: %s", f.Severity, f.Reason)
+	}
+}
