@@ -136,8 +136,10 @@ var knownDisagreements = []Known{
 		return strings.HasPrefix(r.Finding, "DanglingReplicas/")
 	}},
 	// E13 (1.10.0): "wait" on a finishing rollback or confirm whose node
-	// fields disagree or are empty; Longhorn never finishes (F4). Not seen
-	// since the 5 s resync (E21); kept until a long run confirms.
+	// fields disagree or are empty; Longhorn never finishes (F4). Its
+	// state 50 (no engine active, engines on both nodes) is a warning now
+	// (detect's pickFailsBeforeFinish); kept for the rest until a long run
+	// confirms.
 	{Entry: "E13", Kind: KindVerdictStuck, Match: func(r Result) bool {
 		s := r.Case.State
 		return s.Release == "v1.10.0" && strings.HasPrefix(r.Finding, "MigrationFinishing/") && (s.NodeID == "" || s.CurrentNodeID == "" || s.NodeID != s.CurrentNodeID)

@@ -67,6 +67,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
 		f.Reason = fmt.Sprintf("spec.migrationNodeID is empty but status.currentMigrationNodeID is %s: Longhorn is finishing a confirm or rollback; wait, and look again if it lasts", v.Status.CurrentMigrationNodeID)
 		markExtrasStuck(st, v, &f)
+		pickFailsBeforeFinish(st.Version, v, engines, active, &f)
 		sharedDirOnceFinished(v, engines, replicas, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
 	case len(engines) >= 2 && len(active) == 1:

@@ -350,3 +350,35 @@ func leftoverPendingOnMove(ver longhorn.Version, v *longhorn.Volume, va *longhor
 	f.Reason = fmt.Sprintf("the workload's csi ticket asks for %s, not spec.nodeID %s, while status.pendingNodeID is %s: Longhorn %s detaches the volume to move it, and the leftover status.pendingNodeID then keeps it detached (LeftoverAttachRequest, %s); do not delete engines or replicas, and run scan again once it has detached (%s)",
 		nodes[0], v.Spec.NodeID, pn, ver, FamilyDoc+"#leftover-pendingnodeid-or-longhorn-ui-ticket", f.Reason)
 }
+
+// pickFailsBeforeFinish warns, from 1.10, of a confirm or rollback being
+// finished (status.currentMigrationNodeID set) with no active engine while
+// one engine is on spec.nodeID and another on status.currentNodeID: every
+// sync picks the current engine before it reaches the finish
+// (ReconcileEngineReplicaState, then processMigration), finds both and
+// fails with "BUG: found the second new active engine", so the finish
+// never moves status.currentNodeID. Longhorn 1.10.0 (three runs) and
+// 1.12.0 held explorer seed 27 state 50 so; 1.4.3 finished the same shape
+// without currentMigrationNodeID, and 1.5–1.9 were not run from it.
+func pickFailsBeforeFinish(ver longhorn.Version, v *longhorn.Volume, engines, active []*longhorn.Engine, f *Finding) {
+	cur, node := v.Status.CurrentNodeID, v.Spec.NodeID
+	if f.Severity != SeverityInfo || !ver.AtLeast(1, 10, 0) || len(active) != 0 || cur == "" || node == "" || cur == node {
+		return
+	}
+	var onNode, onCur []string
+	for _, e := range engines {
+		switch {
+		case e.Deleting():
+		case e.Spec.NodeID == node:
+			onNode = append(onNode, e.Name)
+		case e.Spec.NodeID == cur:
+			onCur = append(onCur, e.Name)
+		}
+	}
+	if len(onNode) == 0 || len(onCur) == 0 {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("stuck: no engine is active, and Longhorn picks the current engine before it finishes the confirm or rollback: it finds %s on spec.nodeID %s and %s on status.currentNodeID %s, and every sync fails with \"BUG: found the second new active engine\" (Longhorn %s held such a volume so); do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
+		strings.Join(onNode, ", "), node, strings.Join(onCur, ", "), cur, ver, f.Reason)
+}

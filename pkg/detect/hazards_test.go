@@ -245,3 +245,23 @@ func TestFinishingFaultedFrom17(t *testing.T) {
 		t.Errorf("degraded: %s: %s", f.Severity, f.Reason)
 	}
 }
+
+// From 1.10 a confirm being finished with no active engine, one engine on
+// spec.nodeID and another on status.currentNodeID, fails every sync on the
+// pick of the current engine (1.10.0 and 1.12.0, seed 27 state 50).
+func TestFinishingPickFailsWithNoActiveEngine(t *testing.T) {
+	for _, tc := range []struct {
+		vc   versionCase
+		warn bool
+	}{{versionCase{"L15f-1.10.0", "v1.10.0", false}, true}, {versionCase{"L15f-1.12.0", "v1.12.0", false}, true}, {vcL16, false}} {
+		s := migrating(tc.vc, "vol")
+		v := s.volume()
+		v.Spec.MigrationNodeID, v.Spec.NodeID = "", nodeB
+		v.Status.CurrentMigrationNodeID = nodeB
+		s.engine(s.engA).Spec.Active = false
+		_, f := s.classify(t)
+		if got := f.Severity == SeverityWarning && strings.Contains(f.Reason, "found the second new active engine"); got != tc.warn {
+			t.Errorf("%s: warning %t, want %t: %s/%s: %s", tc.vc.name, got, tc.warn, f.Type, f.Severity, f.Reason)
+		}
+	}
+}
