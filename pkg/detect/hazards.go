@@ -59,10 +59,10 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 // engine being deleted are active on the data directories of active
 // replicas of the engine kept: Longhorn 1.10.0 removed the engine and left
 // them active, naming it (explorer seed 27 state 33), the state scan then
-// calls DanglingReplicas. Seen on 1.10.0 only; earlier releases were not
-// run from it.
+// calls DanglingReplicas; so did 1.9.0 and 1.12.0. 1.4.3 finished the same
+// state cleanly; 1.5–1.8 were not run from it.
 func danglingOnceGone(ver longhorn.Version, replicas []*longhorn.Replica, pending []*longhorn.Engine, keep string, f *Finding) {
-	if f.Severity != SeverityInfo || keep == "" || !ver.AtLeast(1, 10, 0) {
+	if f.Severity != SeverityInfo || keep == "" || !ver.AtLeast(1, 9, 0) {
 		return
 	}
 	names, _ := activeBeside(replicas, engineSet(pending), map[string]bool{keep: true})
@@ -357,12 +357,13 @@ func leftoverPendingOnMove(ver longhorn.Version, v *longhorn.Volume, va *longhor
 // sync picks the current engine before it reaches the finish
 // (ReconcileEngineReplicaState, then processMigration), finds both and
 // fails with "BUG: found the second new active engine", so the finish
-// never moves status.currentNodeID. Longhorn 1.10.0 (three runs) and
-// 1.12.0 held explorer seed 27 state 50 so; 1.4.3 finished the same shape
-// without currentMigrationNodeID, and 1.5–1.9 were not run from it.
+// never moves status.currentNodeID. Longhorn 1.9.0, 1.10.0 (three runs)
+// and 1.12.0 (two) held explorer seed 27 state 50 so; 1.7 and 1.8 pick the
+// engine with the same code (read, not run from it); 1.4.3 finished the
+// same shape without currentMigrationNodeID.
 func pickFailsBeforeFinish(ver longhorn.Version, v *longhorn.Volume, engines, active []*longhorn.Engine, f *Finding) {
 	cur, node := v.Status.CurrentNodeID, v.Spec.NodeID
-	if f.Severity != SeverityInfo || !ver.AtLeast(1, 10, 0) || len(active) != 0 || cur == "" || node == "" || cur == node {
+	if f.Severity != SeverityInfo || !ver.AtLeast(1, 7, 0) || len(active) != 0 || cur == "" || node == "" || cur == node {
 		return
 	}
 	var onNode, onCur []string

@@ -206,6 +206,17 @@ func TestPendingCleanupDanglingOnceGone(t *testing.T) {
 	s.volume().Status.CurrentNodeID = nodeA
 	_, f = s.classify(t)
 	wantWarning(t, "confirm finishing, both active", f, TypePendingCleanup, "leaves them active, naming it")
+	// 1.9.0 left seed 27 state 33 so too; 1.4.3 finished it cleanly
+	for _, tc := range []struct {
+		vc   versionCase
+		warn bool
+	}{{versionCase{"L15f-1.9.0", "v1.9.0", false}, true}, {vcL16, false}} {
+		s := pendingScenario(tc.vc, time.Second)
+		s.setReplicasActive(s.engA, true)
+		if _, f := s.classify(t); strings.Contains(f.Reason, "leaves them active, naming it") != tc.warn {
+			t.Errorf("%s: %s/%s: %s", tc.vc.name, f.Type, f.Severity, f.Reason)
+		}
+	}
 }
 
 // On 1.5 a pending clean-up whose csi ticket asks for another node than
@@ -246,14 +257,14 @@ func TestFinishingFaultedFrom17(t *testing.T) {
 	}
 }
 
-// From 1.10 a confirm being finished with no active engine, one engine on
+// From 1.7 (seen on 1.9, 1.10, 1.12) a confirm being finished with no active engine, one engine on
 // spec.nodeID and another on status.currentNodeID, fails every sync on the
 // pick of the current engine (1.10.0 and 1.12.0, seed 27 state 50).
 func TestFinishingPickFailsWithNoActiveEngine(t *testing.T) {
 	for _, tc := range []struct {
 		vc   versionCase
 		warn bool
-	}{{versionCase{"L15f-1.10.0", "v1.10.0", false}, true}, {versionCase{"L15f-1.12.0", "v1.12.0", false}, true}, {vcL16, false}} {
+	}{{versionCase{"L15f-1.9.0", "v1.9.0", false}, true}, {versionCase{"L15f-1.10.0", "v1.10.0", false}, true}, {versionCase{"L15f-1.12.0", "v1.12.0", false}, true}, {vcL16, false}} {
 		s := migrating(tc.vc, "vol")
 		v := s.volume()
 		v.Spec.MigrationNodeID, v.Spec.NodeID = "", nodeB
