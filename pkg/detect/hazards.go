@@ -357,7 +357,7 @@ func leftoverPendingOnMove(ver longhorn.Version, v *longhorn.Volume, va *longhor
 // sync picks the current engine before it reaches the finish
 // (ReconcileEngineReplicaState, then processMigration), finds both and
 // fails with "BUG: found the second new active engine", so the finish
-// never moves status.currentNodeID. Longhorn 1.9.0, 1.10.0 (three runs)
+// never moves status.currentNodeID. Longhorn 1.9.0, 1.10.0 (two runs)
 // and 1.12.0 (two) held explorer seed 27 state 50 so; 1.7 and 1.8 pick the
 // engine with the same code (read, not run from it); 1.4.3 finished the
 // same shape without currentMigrationNodeID.
