@@ -45,8 +45,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		// confirm and switches the flags itself: the MigrationFinishing row.
 		danglingReplicas(st, v, active[0], replicas, &f)
 	case len(engines) == 1 && len(active) == 1 && v.Status.CurrentMigrationNodeID == "" &&
-		len(sharedDirChanges(active[0], replicas)) > 0:
-		sharedDirectory(st, v, active[0], replicas, &f)
+		sharedDirectory(st, v, active[0], replicas, &f): // shareddir.go
 	case familyState(st, idx, v, &f): // family.go
 	case v.Spec.MigrationNodeID != "" || v.Status.SwitchoverState != "":
 		f.Type, f.Severity = TypeMigrationInFlight, SeverityInfo
@@ -230,12 +229,8 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	add(CheckCurrentNode, cur != "" && cur == v.Spec.NodeID,
 		fmt.Sprintf("status.currentNodeID %q and spec.nodeID %q are not one known node", cur, v.Spec.NodeID),
 		fmt.Sprintf("status.currentNodeID=%q spec.nodeID=%q", cur, v.Spec.NodeID))
-	add(CheckNoMigrationInFlight, v.Status.CurrentMigrationNodeID == "",
-		fmt.Sprintf("status.currentMigrationNodeID is %s: Longhorn has not finished a migration", v.Status.CurrentMigrationNodeID),
-		fmt.Sprintf("status.currentMigrationNodeID=%q", v.Status.CurrentMigrationNodeID))
-	add(CheckNoAttachPending, v.Status.PendingNodeID == "" || v.Status.PendingNodeID == cur,
-		fmt.Sprintf("an attach to %s is pending (status.pendingNodeID)", v.Status.PendingNodeID),
-		pendingEvidence(v.Status.PendingNodeID, cur))
+	cs.noMigrationInFlight(v)
+	cs.noAttachPending(v)
 	add(CheckEngineOnCurrentNode, e.Spec.NodeID == cur,
 		fmt.Sprintf("%s is on %q, not on the current node %q", e.Name, e.Spec.NodeID, cur),
 		fmt.Sprintf("%s on %q", e.Name, e.Spec.NodeID))
@@ -689,6 +684,24 @@ func (f *Finding) PendingMigration() string {
 		}
 	}
 	return f.Evidence.MigrationNodeID
+}
+
+// noMigrationInFlight: Longhorn has finished the last confirm or rollback
+// (status.currentMigrationNodeID empty), for the repairs of one engine's
+// replicas.
+func (cs *checks) noMigrationInFlight(v *longhorn.Volume) {
+	cs.add(CheckNoMigrationInFlight, v.Status.CurrentMigrationNodeID == "",
+		fmt.Sprintf("status.currentMigrationNodeID is %s: Longhorn has not finished a migration", v.Status.CurrentMigrationNodeID),
+		fmt.Sprintf("status.currentMigrationNodeID=%q", v.Status.CurrentMigrationNodeID))
+}
+
+// noAttachPending: no attach to another node than status.currentNodeID
+// waits in status.pendingNodeID, for the repairs of one engine's replicas.
+func (cs *checks) noAttachPending(v *longhorn.Volume) {
+	pn, cur := v.Status.PendingNodeID, v.Status.CurrentNodeID
+	cs.add(CheckNoAttachPending, pn == "" || pn == cur,
+		fmt.Sprintf("an attach to %s is pending (status.pendingNodeID)", pn),
+		pendingEvidence(pn, cur))
 }
 
 func (cs *checks) noUpgrade(v *longhorn.Volume) {

@@ -143,6 +143,15 @@ func (f *Finding) Refused() bool {
 	return false
 }
 
+// ChangedReplicas names the replicas ReplicaChanges writes, in order.
+func (f *Finding) ChangedReplicas() []string {
+	names := make([]string, 0, len(f.ReplicaChanges))
+	for _, c := range f.ReplicaChanges {
+		names = append(names, c.Replica)
+	}
+	return names
+}
+
 // ReplicasAtRisk reports a state in which Longhorn may delete the replicas
 // that back the engine serving I/O, or has left active replicas for a
 // deleted engine: inverted replica flags, dangling replicas, and a stale

@@ -44,17 +44,18 @@ func dirMates(engine string, replicas []*longhorn.Replica, keep func(*longhorn.R
 	return groups
 }
 
-// sharedDirChanges deactivates all but one of the active replicas of
-// engine on each data directory: the one the engine reports in RW mode
-// stays (the first otherwise). Inactive, Longhorn's clean-up of leftover
-// replicas deletes the others and keeps the directory, which the replica
-// left active still uses (the same write as DanglingReplicas' "off").
-func sharedDirChanges(engine *longhorn.Engine, replicas []*longhorn.Replica) []ReplicaChange {
+// sharedDirChanges deactivates all but one replica of each group of
+// engine's active replicas on one data directory: the one the engine
+// reports in RW mode stays (the first otherwise). Inactive, Longhorn's
+// clean-up of leftover replicas deletes the others and keeps the
+// directory, which the replica left active still uses (the same write as
+// DanglingReplicas' "off").
+func sharedDirChanges(engine *longhorn.Engine, groups [][]*longhorn.Replica) []ReplicaChange {
 	var out []ReplicaChange
-	for _, g := range dirMates(engine.Name, replicas, func(r *longhorn.Replica) bool { return r.Spec.Active }) {
+	for _, g := range groups {
 		stay := g[0]
 		for _, r := range g {
-			if engine.Status.ReplicaModeMap[r.Name] == "RW" {
+			if engine.Status.ReplicaModeMap[r.Name] == longhorn.ModeRW {
 				stay = r
 				break
 			}
@@ -82,44 +83,39 @@ func groupNames(groups [][]*longhorn.Replica) string {
 }
 
 // sharedDirectory is the row of a volume whose one engine has two active
-// replicas on one data directory.
-func sharedDirectory(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+// replicas on one data directory; it reports whether it is one.
+func sharedDirectory(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine, replicas []*longhorn.Replica, f *Finding) bool {
+	groups := dirMates(e.Name, replicas, func(r *longhorn.Replica) bool { return r.Spec.Active })
+	if len(groups) == 0 {
+		return false
+	}
 	f.Type, f.Severity = TypeSharedReplicaDirectory, SeverityCritical
 	f.Keep = e.Name
 	markRoles(f, e.Name, nil)
-	groups := dirMates(e.Name, replicas, func(r *longhorn.Replica) bool { return r.Spec.Active })
 	f.Reason = fmt.Sprintf("active replicas %s of engine %s share one data directory: deleting an active replica removes its directory, so when Longhorn next deletes one of them (the clean-up of replicas beyond spec.numberOfReplicas under data locality or replica auto-balance, an eviction) the other loses its data; never delete either replica",
 		groupNames(groups), e.Name)
 
-	cur := v.Status.CurrentNodeID
 	var cs checks
 	cs.versionKnown(st)
 	cs.noMigrationRequested(v, "")
-	cs.add(CheckNoMigrationInFlight, v.Status.CurrentMigrationNodeID == "",
-		fmt.Sprintf("status.currentMigrationNodeID is %s: Longhorn has not finished a migration", v.Status.CurrentMigrationNodeID),
-		fmt.Sprintf("status.currentMigrationNodeID=%q", v.Status.CurrentMigrationNodeID))
-	cs.add(CheckNoAttachPending, v.Status.PendingNodeID == "" || v.Status.PendingNodeID == cur,
-		fmt.Sprintf("an attach to %s is pending (status.pendingNodeID)", v.Status.PendingNodeID),
-		pendingEvidence(v.Status.PendingNodeID, cur))
+	cs.noMigrationInFlight(v)
+	cs.noAttachPending(v)
 	cs.noUpgrade(v)
 	f.Preconditions = cs
 
 	if why := repairBlocked(st.Version, v); why != "" {
 		f.Reason += "; " + why
-		return
+		return true
 	}
 	if failed := firstFailed(cs); failed != nil {
 		f.Reason += "; not safe to repair because " + failed.Failure + "; run scan again once it has passed"
-		return
+		return true
 	}
 	f.Action = ActionSetReplicas
-	f.ReplicaChanges = sharedDirChanges(e, replicas)
-	var off []string
-	for _, c := range f.ReplicaChanges {
-		off = append(off, c.Replica)
-	}
+	f.ReplicaChanges = sharedDirChanges(e, groups)
 	f.Reason += fmt.Sprintf("; fix sets spec.active=false on %s (Longhorn then removes them and keeps the directory, which the replica left active uses), each write pinned by uid and resourceVersion",
-		strings.Join(off, ", "))
+		strings.Join(f.ChangedReplicas(), ", "))
+	return true
 }
 
 // sharedDirOnceFinished warns of a confirm or rollback being finished

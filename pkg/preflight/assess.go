@@ -175,7 +175,7 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 		b.Problem = "two active replicas on one data directory: a drain that evicts or removes either one wipes the other's data"
 		if f.Action == detect.ActionSetReplicas {
 			b.Command = cmdPrefix + "fix " + f.Volume + ns
-			b.Resolve = fmt.Sprintf("fix sets spec.active=false on %s, and Longhorn removes it and keeps the directory (see '%s')", strings.Join(changedReplicas(f), ", "), inspect)
+			b.Resolve = fmt.Sprintf("fix sets spec.active=false on %s, and Longhorn removes it and keeps the directory (see '%s')", strings.Join(f.ChangedReplicas(), ", "), inspect)
 		} else {
 			b.Command = inspect
 			b.Resolve = f.Reason
@@ -301,13 +301,4 @@ func formatWindow(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-// changedReplicas names the replicas a set-replicas repair writes.
-func changedReplicas(f *detect.Finding) []string {
-	names := make([]string, 0, len(f.ReplicaChanges))
-	for _, c := range f.ReplicaChanges {
-		names = append(names, c.Replica)
-	}
-	return names
 }
