@@ -162,6 +162,16 @@ func (v Version) MigrationNeedsReadyTarget() bool {
 	return v.AtLeast(1, 12, 1)
 }
 
+// ReplicaDeleteIgnoresConflict: from 1.12.0 the volume controller deletes a
+// replica even when the write that should store its last spec (active=false
+// after a confirm's or rollback's switch) is answered 409 Conflict, so the
+// replica can be deleted while stored active, and deleting an active replica
+// removes its data directory, which a migration's clone shares
+// (longhorn-manager deleteReplica; 1.4–1.11 stop the sync instead; the v1
+// behaviour was restored upstream in longhorn-manager 85aae779, which no
+// tag served here contains).
+func (v Version) ReplicaDeleteIgnoresConflict() bool { return v.AtLeast(1, 12, 0) }
+
 // HasEngineFrontends: enginefrontends.longhorn.io exists from 1.12.0 (v2
 // volumes only).
 func (v Version) HasEngineFrontends() bool { return v.AtLeast(1, 12, 0) }
