@@ -32,49 +32,76 @@ func TestConfirmCleanupConflictOnLonghorn(t *testing.T) {
 		e := newEnv(t, rel)
 		vol := "vol-conflict"
 		e.readyToConfirm(vol)
-		_, es, rs := e.state(vol)
-		old := testenv.EngineOn(es, nodeA)
-		if old == nil {
-			t.Fatalf("no engine on node-a:\n%s", lhsim.Describe(nil, es, rs))
-		}
-		var ids []int
-		var oldReplicas []string
-		for _, r := range rs {
-			if r.Spec.EngineName != old.Name {
-				continue
-			}
-			oldReplicas = append(oldReplicas, r.Name)
-			id, err := e.lh.InjectFault(lhreal.Fault{Verb: "update", Resource: "replicas", Name: r.Name, Count: 1, Code: 409})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, id)
-		}
-		if len(oldReplicas) == 0 {
-			t.Fatalf("the old engine %s has no replicas", old.Name)
-		}
+		_, es, _ := e.state(vol)
+		ids := e.conflictOnReplicasOf(vol, testenv.EngineOn(es, nodeA).Name)
 		if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil {
 			t.Fatal(err)
 		}
-		e.await("a conflict answered for an old replica", func() bool {
-			return slices.ContainsFunc(ids, func(id int) bool { return e.lh.FaultHits(id) > 0 })
-		})
 		wipes := longhorn.MustParseVersion(rel).ReplicaDeleteIgnoresConflict()
-		if wipes {
-			// 1.12.0: the old replicas are deleted at once; the one whose
-			// write conflicted is deleted while stored active.
-			e.await("an old replica deleted while active", func() bool { return len(e.activeDeleted()) > 0 })
-			deleted := e.activeDeleted()
-			wiped := e.sim.WipedDirs(vol)
-			t.Logf("OUTCOME | confirm with a conflict on the clean-up | %s | replicas deleted while active %v, wiped %v", rel, deleted, wiped)
-			if len(wiped) == 0 {
-				t.Errorf("Longhorn %s deleted %v while active but wiped no directory", rel, deleted)
-			}
-			return
-		}
-		e.waitFor("settled on node-b", vol, settled(nodeB))
-		v, es, rs := e.state(vol)
-		t.Logf("OUTCOME | confirm with a conflict on the clean-up | %s | %s", rel, lhsim.Describe(v, es, rs))
-		e.assertNoDamage(vol)
+		e.expectCleanupUnderConflict("confirm with a conflict on the clean-up", vol, ids, wipes)
 	})
+}
+
+// TestFixUnderConflictOnLonghorn: fix's repair of a volume stuck before an
+// upgrade (TestFixStuckBeforeUpgrade), with the first update the
+// controllers send for each of the stale engine's replicas answered 409.
+// Longhorn finishes the repair as it finishes a confirm and meets the same
+// conflict, but fix stored the stale engine's replicas inactive before it
+// deactivated the engine, so on 1.12.0 too nothing is wiped.
+func TestFixUnderConflictOnLonghorn(t *testing.T) {
+	t.Parallel()
+	onEachRelease(t, fixedRelease, func(t *testing.T, e *env, rel string) {
+		vol := "vol-fix-conflict"
+		old, _ := e.stuckBeforeUpgrade(vol)
+		e.waitRepairable(vol)
+		ids := e.conflictOnReplicasOf(vol, old)
+		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
+		expectExit(t, "fix", 0, out, errOut, code)
+		e.expectCleanupUnderConflict("fix with a conflict on the clean-up", vol, ids, false)
+	})
+}
+
+// conflictOnReplicasOf answers the controllers' next update of each replica
+// of engine 409 Conflict, once; it returns the faults' ids.
+func (e *env) conflictOnReplicasOf(vol, engine string) []int {
+	e.t.Helper()
+	_, _, rs := e.state(vol)
+	var ids []int
+	for _, r := range rs {
+		if r.Spec.EngineName != engine {
+			continue
+		}
+		id, err := e.lh.InjectFault(lhreal.Fault{Verb: "update", Resource: "replicas", Name: r.Name, Count: 1, Code: 409})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		e.t.Fatalf("engine %s has no replicas", engine)
+	}
+	return ids
+}
+
+// expectCleanupUnderConflict waits until a conflict was answered, then for
+// the outcome: wiped (a replica deleted while stored active, its directory
+// removed), or the volume settled on node-b unharmed.
+func (e *env) expectCleanupUnderConflict(scenario, vol string, ids []int, wiped bool) {
+	e.t.Helper()
+	e.await("a conflict answered for an old replica", func() bool {
+		return slices.ContainsFunc(ids, func(id int) bool { return e.lh.FaultHits(id) > 0 })
+	})
+	if wiped {
+		e.await("an old replica deleted while active", func() bool { return len(e.activeDeleted()) > 0 })
+		deleted, wiped := e.activeDeleted(), e.sim.WipedDirs(vol)
+		e.t.Logf("OUTCOME | %s | %s | replicas deleted while active %v, wiped %v", scenario, e.release, deleted, wiped)
+		if len(wiped) == 0 {
+			e.t.Errorf("Longhorn %s deleted %v while active but wiped no directory", e.release, deleted)
+		}
+		return
+	}
+	e.waitFor("settled on node-b", vol, settled(nodeB))
+	v, es, rs := e.state(vol)
+	e.t.Logf("OUTCOME | %s | %s | %s", scenario, e.release, lhsim.Describe(v, es, rs))
+	e.assertNoDamage(vol)
 }
