@@ -15,6 +15,7 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
@@ -269,10 +270,10 @@ func beyondMigrateProven(rel string) bool {
 }
 
 // skipUnprovenConfirm skips a scenario that confirms a migration on a
-// release after migrate.NewestProven: on 1.12.0's own controllers a
-// confirm, whoever drives it (migrate, or the test's attacher), deleted an
-// active replica and wiped its directory in some runs, and why is not known
-// yet (docs/testing.md, "Known differences"). REALTEST_UNPROVEN=1 runs it.
+// release after migrate.NewestProven: on 1.12 a confirm, whoever drives it,
+// can wipe the old replicas' directories when Longhorn's write before their
+// delete conflicts (TestConfirmCleanupConflictOnLonghorn), which makes these
+// scenarios fail by timing. REALTEST_UNPROVEN=1 runs them.
 func skipUnprovenConfirm(t *testing.T, rel string) {
 	t.Helper()
 	if beyondMigrateProven(rel) && os.Getenv("REALTEST_UNPROVEN") == "" {
@@ -310,6 +311,9 @@ func TestMigrateRefusedWhereNotProven(t *testing.T) {
 		expectExit(t, "migrate without --force", cmdutil.ExitNeedsAction, out, errOut, code)
 		if !strings.Contains(errOut, "release proven for migrations") {
 			t.Errorf("the refusal does not name the check:\n%s", errOut)
+		}
+		if longhorn.MustParseVersion(rel).ReplicaDeleteIgnoresConflict() && !strings.Contains(errOut, docs.ConfirmCleanup) {
+			t.Errorf("the refusal on %s does not point at the confirm clean-up (%s):\n%s", rel, docs.ConfirmCleanup, errOut)
 		}
 		if v, _, _ := e.state(vol); v.Spec.MigrationNodeID != "" || slices.Contains(e.csiTicketsOn(vol), nodeB) {
 			t.Errorf("a migration was requested although migrate refused")

@@ -20,4 +20,6 @@ const (
 	Deploy          = Base + "deploy/README.md"
 	GuardJob        = Base + "deploy/guard-job.yaml"
 	GuardRBAC       = Base + "deploy/rbac-guard.yaml"
+	// ConfirmCleanup: Longhorn 1.12's confirm clean-up under a conflict.
+	ConfirmCleanup = Base + "docs/troubleshooting-migration-family.md#confirm-clean-up-on-longhorn-112"
 )

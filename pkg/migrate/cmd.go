@@ -80,9 +80,10 @@ VolumeAttachment is gone or --force is given. Prefer moving volumes in use throu
 Kubernetes, and use 'migrate status', 'confirm' and 'rollback' to finish or undo
 migrations that got stuck.
 
-On Longhorn 1.11 and later, start and confirm refuse without --force: they have
-not been shown to keep the data there (` + docs.SupportMatrix + `); rollback
-and status work on every release.
+On Longhorn 1.12, start and confirm refuse without --force: a confirm's
+clean-up there can wipe the migrated replicas' data directories (` + docs.ConfirmCleanup + `);
+on later releases they have not been shown to keep the data (` + docs.SupportMatrix + `).
+Rollback and status work on every release.
 
 It then waits, with progress on stderr, until the migration engine on NODE runs
 with an endpoint, as many RW replicas as the old engine, all its replicas running

@@ -265,11 +265,16 @@ func TestEngineToSwitchTo(t *testing.T) {
 }
 
 // TestProvenCheck: migrate starts and confirms migrations only on the
-// releases where that ran on Longhorn's own controllers with nothing lost.
+// releases where that ran on Longhorn's own controllers with nothing lost;
+// on 1.12 the refusal names the clean-up that wipes under a conflict.
 func TestProvenCheck(t *testing.T) {
-	for ver, ok := range map[string]bool{"v1.4.3": true, "v1.10.0": true, "v1.10.3": true, "v1.11.1": false, "v1.12.0": false} {
-		if c := provenCheck(longhorn.MustParseVersion(ver)); c.OK != ok {
+	for ver, ok := range map[string]bool{"v1.4.3": true, "v1.10.0": true, "v1.10.3": true, "v1.11.1": true, "v1.12.0": false, "v1.13.0": false} {
+		c := provenCheck(longhorn.MustParseVersion(ver))
+		if c.OK != ok {
 			t.Errorf("%s: %+v, want ok=%t", ver, c, ok)
+		}
+		if cleanup := strings.Contains(c.Detail, "clean-up"); cleanup != (ver == "v1.12.0" || ver == "v1.13.0") {
+			t.Errorf("%s: names the 1.12 clean-up: %t, want %t: %s", ver, cleanup, !cleanup, c.Detail)
 		}
 	}
 }

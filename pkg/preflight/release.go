@@ -37,7 +37,17 @@ func assessRelease(v longhorn.Version) Release {
 	default:
 		r.Note = "has the fix for longhorn#6642: a migration confirm no longer leaves two active engines"
 	}
+	r.Note += confirmCleanupNote(v)
 	return r
+}
+
+// confirmCleanupNote warns, on a release whose confirm clean-up can wipe
+// data under a conflict, that every live migration of a drain is exposed.
+func confirmCleanupNote(v longhorn.Version) string {
+	if !v.Known() || !v.ReplicaDeleteIgnoresConflict() {
+		return ""
+	}
+	return "; but on " + v.String() + " a migration confirm's clean-up can delete the old engine's replicas while they are stored active, and so remove the data directories the migrated engine's replicas use, when Longhorn's write before the delete conflicts (a busy API server): every live migration of a drain is exposed; stop migratable workloads before draining where you can (" + docs.ConfirmCleanup + ")"
 }
 
 // checkTarget refuses a target Longhorn cannot upgrade to from cur.
@@ -76,6 +86,7 @@ func assessTarget(cur, to longhorn.Version) *Target {
 	default:
 		t.Note = "has the fix for longhorn#6642, like the running release"
 	}
+	t.Note += confirmCleanupNote(to)
 	t.StuckNote = "volumes stuck with two active engines before the upgrade stay stuck after it: every release refuses to sync such a volume, and on " +
 		to.String() + " " + repairWords(to) + "; run 'kubectl longhorn-engines fix' on them before upgrading"
 	t.Path = upgradePath(cur, to)

@@ -2,10 +2,12 @@ package preflight
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -61,6 +63,21 @@ func TestFormatWindow(t *testing.T) {
 	for d, want := range map[time.Duration]string{6 * time.Hour: "6h", 90 * time.Minute: "1h30m", 30 * time.Second: "30s", 45 * time.Minute: "45m"} {
 		if got := formatWindow(d); got != want {
 			t.Errorf("%v: got %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestConfirmCleanupNote: preflight warns on 1.12, running or targeted,
+// that each live migration's confirm can wipe data under a conflict, and
+// nowhere else.
+func TestConfirmCleanupNote(t *testing.T) {
+	for ver, want := range map[string]bool{"v1.4.3": false, "v1.11.1": false, "v1.12.0": true, "v1.12.1": true} {
+		v := longhorn.MustParseVersion(ver)
+		if got := strings.Contains(assessRelease(v).Note, docs.ConfirmCleanup); got != want {
+			t.Errorf("running %s: note names the confirm clean-up: %t, want %t", ver, got, want)
+		}
+		if got := strings.Contains(assessTarget(longhorn.MustParseVersion("v1.11.1"), v).Note, docs.ConfirmCleanup); got != want && ver != "v1.4.3" {
+			t.Errorf("--to %s: note names the confirm clean-up: %t, want %t", ver, got, want)
 		}
 	}
 }
