@@ -112,6 +112,11 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		f.Reason = both + " (" + f.Reason + ")"
 		return
 	}
+	if notAttached := finishWhileNotAttached(ver, v); notAttached != "" {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = notAttached + " (" + f.Reason + ")"
+		return
+	}
 	attachesFirst := !(ver.FinishesMigrationWhenDetached() && v.Migratable())
 	if attachesFirst && v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != v.Spec.NodeID {
 		for _, e := range engines {
@@ -141,6 +146,23 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		f.Reason = fmt.Sprintf("the engine Longhorn keeps, %s, is %s, not running: whether Longhorn finishes the confirm or rollback cleanly depends on when it starts again; check the instance manager on %s and run scan again (%s)",
 			a.Name, orText(a.Status.CurrentState, "in no state"), orNone(a.Spec.NodeID), f.Reason)
 	}
+}
+
+// finishWhileNotAttached: from 1.7 Longhorn finishes a confirm or rollback
+// also while the volume is not attached, and detaches it meanwhile; up to
+// 1.9.1 the finish then looks for the kept engine by node, finds none once
+// it is detached, and leaves status.currentMigrationNodeID set on a
+// detached volume for good (longhorn#11479, fixed in 1.9.2 and 1.10.0):
+// explorer seed 27 state 90, an attaching volume, ended so on 1.9.0 in
+// three runs of three and on 1.7.2 in its one run; 1.8.1 finished it once,
+// 1.10.0 and 1.12.0 always.
+func finishWhileNotAttached(ver longhorn.Version, v *longhorn.Volume) string {
+	if !ver.FinishesMigrationWhenDetached() || ver.AtLeast(1, 9, 2) || !v.Migratable() ||
+		v.Status.State == longhorn.VolumeStateAttached || v.Status.State == longhorn.VolumeStateDetached || v.Status.State == "" {
+		return ""
+	}
+	return fmt.Sprintf("the volume is %s, not attached, while Longhorn %s finishes the confirm or rollback: it detaches the volume meanwhile and can lose the kept engine's node before the finish, leaving status.currentMigrationNodeID set on a detached volume that never attaches again (longhorn#11479, fixed in 1.9.2 and 1.10.0; the state scan then reports as StaleMigrationNodeID); do not delete engines or replicas, and run scan again",
+		v.Status.State, ver)
 }
 
 // sourceDown warns of a migration in flight whose active engine, the one

@@ -276,3 +276,33 @@ func TestFinishingPickFailsWithNoActiveEngine(t *testing.T) {
 		}
 	}
 }
+
+// From 1.7 up to 1.9.1 a confirm finished while the volume is attaching can
+// be left with status.currentMigrationNodeID set on a detached volume
+// (longhorn#11479; 1.9.0 seed 27 state 90 three runs of three, 1.7.2 once);
+// 1.9.2+ and before 1.7 (finished only once attached) are not warned.
+func TestFinishingWhileNotAttached(t *testing.T) {
+	for _, tc := range []struct {
+		vc    versionCase
+		state string
+		warn  bool
+	}{
+		{versionCase{"L15f-1.7.2", "v1.7.2", false}, longhorn.VolumeStateAttaching, true},
+		{versionCase{"L15f-1.9.0", "v1.9.0", false}, longhorn.VolumeStateAttaching, true},
+		{versionCase{"L15f-1.9.0", "v1.9.0", false}, longhorn.VolumeStateDetaching, true},
+		{versionCase{"L15f-1.9.0", "v1.9.0", false}, longhorn.VolumeStateAttached, false},
+		{versionCase{"L15f-1.9.2", "v1.9.2", false}, longhorn.VolumeStateAttaching, false},
+		{versionCase{"L15f-1.10.0", "v1.10.0", false}, longhorn.VolumeStateAttaching, false},
+		{vcL16, longhorn.VolumeStateAttaching, false},
+	} {
+		s := migrating(tc.vc, "vol")
+		v := s.volume()
+		v.Spec.MigrationNodeID, v.Spec.NodeID = "", nodeB
+		v.Status.CurrentMigrationNodeID, v.Status.State = nodeB, tc.state
+		s.engine(s.engB).Spec.Active = false
+		_, f := s.classify(t)
+		if got := f.Severity == SeverityWarning && strings.Contains(f.Reason, "longhorn#11479"); got != tc.warn {
+			t.Errorf("%s %s: warning %t, want %t: %s/%s: %s", tc.vc.name, tc.state, got, tc.warn, f.Type, f.Severity, f.Reason)
+		}
+	}
+}
