@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -14,7 +15,9 @@ import (
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv/clitest"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/migrate"
 )
 
 // The releases every flow runs on: both 1.4 driver classes (affected and
@@ -255,6 +258,34 @@ func TestFieldManager(t *testing.T) {
 		}
 		if !slices.Contains(managers, "upgrade-window-42") || slices.Contains(managers, cmdutil.DefaultFieldManager) {
 			t.Errorf("%s's field managers %v: want upgrade-window-42, not the default", r.Kind, managers)
+		}
+	})
+}
+
+// TestStatusOn112: a migration Longhorn's own attacher made ready on 1.12:
+// status offers the rollback, not a confirm, and says why (the confirm
+// clean-up of docs/troubleshooting-migration-family.md); on 1.11 it offers
+// both.
+func TestStatusOn112(t *testing.T) {
+	t.Parallel()
+	testenv.PerRelease(t, []string{"v1.11.1", "v1.12.0"}, func(t *testing.T, version string) {
+		e := newEnv(t, version)
+		vol := "vol-status"
+		e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+		e.StartMigration(vol)
+		e.WaitFor("migration ready", vol, testenv.MigrationReady)
+		st := e.run("migrate", "status", vol, "-o", "json")
+		expectCode(t, st, 0)
+		var got migrate.Status
+		if err := json.Unmarshal([]byte(st.Stdout), &got); err != nil {
+			t.Fatalf("%v\n%s", err, st.Stdout)
+		}
+		offersConfirm := slices.ContainsFunc(got.Next, func(n string) bool { return strings.Contains(n, "migrate confirm") })
+		offersRollback := slices.ContainsFunc(got.Next, func(n string) bool { return strings.Contains(n, "migrate rollback") })
+		warns := strings.Contains(got.Avoid, docs.ConfirmCleanup)
+		on112 := version == "v1.12.0"
+		if got.Phase != migrate.PhaseReady || !offersRollback || offersConfirm == on112 || warns != on112 {
+			t.Errorf("%s: phase %s, next %q, avoid %q: want Ready with a rollback, a confirm %t, the clean-up named %t", version, got.Phase, got.Next, got.Avoid, !on112, on112)
 		}
 	})
 }

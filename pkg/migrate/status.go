@@ -3,11 +3,13 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/cmdutil"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -226,6 +228,25 @@ func (s *session) inFlightAdvice(ctx context.Context, st *Status, snap *snapshot
 		st.Next = []string{confirm + "  (waits for readiness first)", rollback}
 		st.Avoid = "confirming through Kubernetes or by hand before the migration engine is ready"
 	}
+	if s.ver.ReplicaDeleteIgnoresConflict() {
+		confirmCleanupAdvice(st, s.ver, confirm, rollback)
+	}
+}
+
+// confirmCleanupAdvice: on a release whose confirm clean-up can wipe the
+// migrated replicas' directories, a rollback, where it is offered, is the
+// safe way out, and no confirm is, whoever sends it.
+func confirmCleanupAdvice(st *Status, ver longhorn.Version, confirm, rollback string) {
+	hazard := fmt.Sprintf("a confirm by any means (this tool, Harvester, the CSI driver): Longhorn %s's clean-up after it can delete the old replicas while they are stored active and remove the data directories the migrated engine uses (%s)", ver, docs.ConfirmCleanup)
+	if slices.Contains(st.Next, rollback) {
+		st.Next = slices.DeleteFunc(st.Next, func(n string) bool { return strings.HasPrefix(n, confirm) })
+	} else {
+		hazard = "without a rollback to offer, the confirm above is the way out, but know that " + hazard
+	}
+	if st.Avoid != "" {
+		st.Avoid += "; "
+	}
+	st.Avoid += hazard
 }
 
 func engineEvidence(s *snapshot) []detect.EngineEvidence {
