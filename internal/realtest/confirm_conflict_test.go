@@ -42,6 +42,32 @@ func TestConfirmCleanupConflictOnLonghorn(t *testing.T) {
 	})
 }
 
+// TestRollbackCleanupConflictOnLonghorn: the rollback's clean-up under the
+// same conflict, on the migration engine's replicas. They were created
+// inactive and each shares its directory with an old replica, so deleting
+// them removes no directory on any release, 1.12.0 included: the rollback is
+// the way out migrate status offers on 1.12.
+func TestRollbackCleanupConflictOnLonghorn(t *testing.T) {
+	t.Parallel()
+	testenv.PerRelease(t, releasesOrSkip(t), func(t *testing.T, rel string) {
+		e := newEnv(t, rel)
+		vol := "vol-rb-conflict"
+		e.readyToConfirm(vol)
+		_, es, _ := e.state(vol)
+		ids := e.conflictOnReplicasOf(vol, testenv.EngineOn(es, nodeB).Name)
+		if err := e.sim.Detach(e.ctx, vol, nodeB); err != nil {
+			t.Fatal(err)
+		}
+		e.await("a conflict answered for a migration replica", func() bool {
+			return slices.ContainsFunc(ids, func(id int) bool { return e.lh.FaultHits(id) > 0 })
+		})
+		e.waitFor("settled on node-a", vol, settled(nodeA))
+		v, es, rs := e.state(vol)
+		t.Logf("OUTCOME | rollback with a conflict on the clean-up | %s | %s", rel, lhsim.Describe(v, es, rs))
+		e.assertNoDamage(vol)
+	})
+}
+
 // TestFixUnderConflictOnLonghorn: fix's repair of a volume stuck before an
 // upgrade (TestFixStuckBeforeUpgrade), with the first update the
 // controllers send for each of the stale engine's replicas answered 409.
