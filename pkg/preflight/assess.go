@@ -188,6 +188,11 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 			break
 		}
 		b.Command = cmdPrefix + "migrate rollback " + f.Volume + ns
+		if st.Version.Known() && st.Version.ReplicaDeleteIgnoresConflict() {
+			b.Resolve = fmt.Sprintf("roll it back to %[4]s with the command above: on Longhorn %[5]s a confirm's clean-up can wipe the migrated replicas' data (%[6]s); '%[1]smigrate status %[2]s%[3]s' shows where it is",
+				cmdPrefix, f.Volume, ns, orNone(f.Evidence.CurrentNodeID), st.Version, docs.ConfirmCleanup)
+			break
+		}
 		b.Resolve = fmt.Sprintf("finish it on %[4]s with '%[1]smigrate confirm %[2]s%[3]s', or roll it back to %[5]s with the command above; '%[1]smigrate status %[2]s%[3]s' shows where it is",
 			cmdPrefix, f.Volume, ns, orNone(f.Evidence.MigrationNodeID), orNone(f.Evidence.CurrentNodeID))
 	case detect.TypeMigrationFinishing:

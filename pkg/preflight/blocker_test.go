@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/detect"
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -18,6 +19,14 @@ func TestBlockerForMigrationWarnings(t *testing.T) {
 	b, ok := blockerFor(st, &f)
 	if !ok || !strings.Contains(b.Command, "migrate rollback vol") {
 		t.Fatalf("in flight: %+v", b)
+	}
+	if !strings.Contains(b.Resolve, "migrate confirm vol") {
+		t.Errorf("in flight: the confirm is not offered: %+v", b)
+	}
+	// On 1.12 the confirm's clean-up can wipe data: the rollback only.
+	st112 := &longhorn.State{Namespace: longhorn.DefaultNamespace, Version: longhorn.MustParseVersion("v1.12.0")}
+	if b, ok := blockerFor(st112, &f); !ok || !strings.Contains(b.Command, "migrate rollback vol") || strings.Contains(b.Resolve, "migrate confirm") || !strings.Contains(b.Resolve, docs.ConfirmCleanup) {
+		t.Errorf("in flight on 1.12: %+v", b)
 	}
 	f.Severity, f.Reason = detect.SeverityWarning, "do not roll back"
 	b, ok = blockerFor(st, &f)
