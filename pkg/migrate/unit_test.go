@@ -301,6 +301,8 @@ func TestStartChecks(t *testing.T) {
 				{"migrating", "not already migrating", func(s *snapshot) { s.volume.Spec.MigrationNodeID = "node-c" }, nil, ""},
 				{"upgrade", "no engine upgrade pending", func(s *snapshot) { s.volume.Status.CurrentImage = "old" }, nil, ""},
 				{"standby", "no restore, expansion or DR standby", func(s *snapshot) { s.volume.Spec.Standby = true }, nil, ""},
+				{"restored volume, restore pending", "no restore, expansion or DR standby", func(s *snapshot) { s.volume.Status.RestoreRequired = true }, nil, ""},
+				{"expansion pending", "no restore, expansion or DR standby", func(s *snapshot) { s.volume.Status.ExpansionRequired = true }, nil, ""},
 				{"rebuilding", "no replica rebuilding", func(s *snapshot) {
 					for r := range s.engines[0].Status.ReplicaModeMap {
 						s.engines[0].Status.ReplicaModeMap[r] = longhorn.ModeWO
