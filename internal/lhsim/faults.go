@@ -46,6 +46,12 @@ const (
 	// cache lags its own creation: two clones share one data directory.
 	// Engine may be a name or ""; roles are not judged.
 	CloneTwice FaultKind = "CloneTwice"
+	// SnapshotNotSynced keeps the snapshots TakeSnapshot recorded out of a
+	// matching running engine's status.snapshots, as an engine whose list
+	// has not been refreshed yet: during a migration the migration engine
+	// (RoleNew) then lags the serving one, and Longhorn 1.5+ waits to
+	// confirm "until snapshots have synced".
+	SnapshotNotSynced FaultKind = "SnapshotNotSynced"
 )
 
 // held reports whether a HoldVolumeSync fault covers vol.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -213,7 +214,7 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 		next["currentSize"] = e.Spec.VolumeSize
 		next["replicaModeMap"] = strMapToU(modes)
 		next["currentReplicaAddressMap"] = strMapToU(e.Spec.ReplicaAddressMap)
-		next["snapshots"] = map[string]any{"volume-head": volumeHead()}
+		next["snapshots"] = s.snapshotStatus(vol, e, all)
 	default:
 		s.stopProcess(name, false)
 		stoppedStatus(next)
@@ -253,6 +254,45 @@ func stoppedStatus(st map[string]any) {
 	delete(st, "replicaModeMap")
 	delete(st, "currentReplicaAddressMap")
 	delete(st, "snapshots")
+}
+
+// TakeSnapshot records a user snapshot of vol, as the engine serving it
+// takes one into every replica's data directory: each running engine of vol
+// lists it at its next sync, unless SnapshotNotSynced holds it back.
+func (s *Sim) TakeSnapshot(ctx context.Context, vol, name string) error {
+	s.mu.Lock()
+	if s.snaps == nil {
+		s.snaps = map[string][]string{}
+	}
+	s.snaps[vol] = append(s.snaps[vol], name)
+	s.mu.Unlock()
+	es, err := s.enginesOf(ctx, vol)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		s.enqueue(key(kindEngine, e.Name))
+	}
+	return nil
+}
+
+// snapshotStatus is a running engine's status.snapshots: the volume head
+// and the snapshots taken of vol, unless SnapshotNotSynced holds them back.
+func (s *Sim) snapshotStatus(vol string, e *longhorn.Engine, all func() []*longhorn.Engine) map[string]any {
+	out := map[string]any{"volume-head": volumeHead()}
+	s.mu.Lock()
+	names := slices.Clone(s.snaps[vol])
+	s.mu.Unlock()
+	if len(names) == 0 || s.fire(SnapshotNotSynced, e, all) {
+		return out
+	}
+	for _, n := range names {
+		out[n] = map[string]any{
+			"name": n, "parent": "", "children": map[string]any{}, "removed": false,
+			"usercreated": true, "created": "", "size": "0", "labels": map[string]any{},
+		}
+	}
+	return out
 }
 
 func volumeHead() map[string]any {

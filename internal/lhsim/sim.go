@@ -77,6 +77,7 @@ type Sim struct {
 	changed    chan struct{}
 
 	faults    []*faultEntry
+	snaps     map[string][]string // volume → user snapshots taken (TakeSnapshot)
 	nextFault FaultID
 
 	procs   map[string]*process        // instance name → process
