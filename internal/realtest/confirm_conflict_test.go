@@ -27,19 +27,7 @@ import (
 // longhorn.Version.ReplicaDeleteIgnoresConflict, and why migrate refuses to
 // confirm on 1.12 without --force.
 func TestConfirmCleanupConflictOnLonghorn(t *testing.T) {
-	t.Parallel()
-	testenv.PerRelease(t, releasesOrSkip(t), func(t *testing.T, rel string) {
-		e := newEnv(t, rel)
-		vol := "vol-conflict"
-		e.readyToConfirm(vol)
-		_, es, _ := e.state(vol)
-		ids := e.conflictOnReplicasOf(vol, testenv.EngineOn(es, nodeA).Name)
-		if err := e.sim.Detach(e.ctx, vol, nodeA); err != nil {
-			t.Fatal(err)
-		}
-		wipes := longhorn.MustParseVersion(rel).ReplicaDeleteIgnoresConflict()
-		e.expectCleanupUnderConflict("confirm with a conflict on the clean-up", vol, ids, wipes)
-	})
+	cleanupUnderConflict(t, "confirm", "vol-conflict", nodeA, nodeB, longhorn.Version.ReplicaDeleteIgnoresConflict)
 }
 
 // TestRollbackCleanupConflictOnLonghorn: the rollback's clean-up under the
@@ -48,23 +36,24 @@ func TestConfirmCleanupConflictOnLonghorn(t *testing.T) {
 // them removes no directory on any release, 1.12.0 included: the rollback is
 // the way out migrate status offers on 1.12.
 func TestRollbackCleanupConflictOnLonghorn(t *testing.T) {
+	cleanupUnderConflict(t, "rollback", "vol-rb-conflict", nodeB, nodeA, func(longhorn.Version) bool { return false })
+}
+
+// cleanupUnderConflict makes a migration of vol ready, answers 409 to the
+// controllers' next write of each replica of the engine on the node the
+// CSI driver then detaches (from), and expects the directories wiped where
+// wipes says so, else the volume settled on the other node (to) unharmed.
+func cleanupUnderConflict(t *testing.T, what, vol, from, to string, wipes func(longhorn.Version) bool) {
 	t.Parallel()
 	testenv.PerRelease(t, releasesOrSkip(t), func(t *testing.T, rel string) {
 		e := newEnv(t, rel)
-		vol := "vol-rb-conflict"
 		e.readyToConfirm(vol)
 		_, es, _ := e.state(vol)
-		ids := e.conflictOnReplicasOf(vol, testenv.EngineOn(es, nodeB).Name)
-		if err := e.sim.Detach(e.ctx, vol, nodeB); err != nil {
+		ids := e.conflictOnReplicasOf(vol, testenv.EngineOn(es, from).Name)
+		if err := e.sim.Detach(e.ctx, vol, from); err != nil {
 			t.Fatal(err)
 		}
-		e.await("a conflict answered for a migration replica", func() bool {
-			return slices.ContainsFunc(ids, func(id int) bool { return e.lh.FaultHits(id) > 0 })
-		})
-		e.waitFor("settled on node-a", vol, settled(nodeA))
-		v, es, rs := e.state(vol)
-		t.Logf("OUTCOME | rollback with a conflict on the clean-up | %s | %s", rel, lhsim.Describe(v, es, rs))
-		e.assertNoDamage(vol)
+		e.expectCleanupUnderConflict(what+" with a conflict on the clean-up", vol, ids, to, wipes(longhorn.MustParseVersion(rel)))
 	})
 }
 
@@ -83,7 +72,7 @@ func TestFixUnderConflictOnLonghorn(t *testing.T) {
 		ids := e.conflictOnReplicasOf(vol, old)
 		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
 		expectExit(t, "fix", 0, out, errOut, code)
-		e.expectCleanupUnderConflict("fix with a conflict on the clean-up", vol, ids, false)
+		e.expectCleanupUnderConflict("fix with a conflict on the clean-up", vol, ids, nodeB, false)
 	})
 }
 
@@ -111,10 +100,10 @@ func (e *env) conflictOnReplicasOf(vol, engine string) []int {
 
 // expectCleanupUnderConflict waits until a conflict was answered, then for
 // the outcome: wiped (a replica deleted while stored active, its directory
-// removed), or the volume settled on node-b unharmed.
-func (e *env) expectCleanupUnderConflict(scenario, vol string, ids []int, wiped bool) {
+// removed), or the volume settled on node `on` unharmed.
+func (e *env) expectCleanupUnderConflict(scenario, vol string, ids []int, on string, wiped bool) {
 	e.t.Helper()
-	e.await("a conflict answered for an old replica", func() bool {
+	e.await("a conflict answered", func() bool {
 		return slices.ContainsFunc(ids, func(id int) bool { return e.lh.FaultHits(id) > 0 })
 	})
 	if wiped {
@@ -126,7 +115,7 @@ func (e *env) expectCleanupUnderConflict(scenario, vol string, ids []int, wiped 
 		}
 		return
 	}
-	e.waitFor("settled on node-b", vol, settled(nodeB))
+	e.waitFor("settled on "+on, vol, settled(on))
 	v, es, rs := e.state(vol)
 	e.t.Logf("OUTCOME | %s | %s | %s", scenario, e.release, lhsim.Describe(v, es, rs))
 	e.assertNoDamage(vol)
