@@ -67,11 +67,8 @@ func TestFixUnderConflictOnLonghorn(t *testing.T) {
 	t.Parallel()
 	onEachRelease(t, fixedRelease, func(t *testing.T, e *env, rel string) {
 		vol := "vol-fix-conflict"
-		old, _ := e.stuckBeforeUpgrade(vol)
-		e.waitRepairable(vol)
-		ids := e.conflictOnReplicasOf(vol, old)
-		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
-		expectExit(t, "fix", 0, out, errOut, code)
+		var ids []int
+		e.fixStuckBeforeUpgrade(vol, func(old string) { ids = e.conflictOnReplicasOf(vol, old) })
 		e.expectCleanupUnderConflict("fix with a conflict on the clean-up", vol, ids, nodeB, false)
 	})
 }

@@ -73,12 +73,7 @@ func TestFixStuckBeforeUpgrade(t *testing.T) {
 	// TestFixOnSeedState covers the affected releases
 	onEachRelease(t, fixedRelease, func(t *testing.T, e *env, rel string) {
 		vol := "vol-upgraded"
-		old, mig := e.stuckBeforeUpgrade(vol)
-		e.waitRepairable(vol)
-		out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", t.TempDir())
-		if code != 0 {
-			t.Fatalf("fix exited %d\n--- stdout\n%s--- stderr\n%s", code, out, errOut)
-		}
+		old, mig, out := e.fixStuckBeforeUpgrade(vol, nil)
 		if strings.Contains(out, `"`+mig+`" deactivated`) || !strings.Contains(out, `engine.longhorn.io "`+old+`" deactivated`) {
 			t.Errorf("fix did not deactivate exactly the stale engine %s:\n%s", old, out)
 		}
@@ -155,4 +150,19 @@ func (e *env) assertNoDamageAfterNodeDown(vol, node string) {
 	if len(wiped) > 0 {
 		e.t.Logf("Longhorn removed the replica that failed on %s while it was down: %v", node, wiped)
 	}
+}
+
+// fixStuckBeforeUpgrade leaves vol stuck before an upgrade, runs before
+// (when set) with the stale engine's name, then fix, which must exit 0; it
+// returns the engines and fix's stdout.
+func (e *env) fixStuckBeforeUpgrade(vol string, before func(old string)) (old, mig, out string) {
+	e.t.Helper()
+	old, mig = e.stuckBeforeUpgrade(vol)
+	e.waitRepairable(vol)
+	if before != nil {
+		before(old)
+	}
+	out, errOut, code := e.plugin("fix", vol, "--yes", "--backup-dir", e.t.TempDir())
+	expectExit(e.t, "fix", 0, out, errOut, code)
+	return old, mig, out
 }
