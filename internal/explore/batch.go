@@ -59,6 +59,14 @@ type Options struct {
 	// SimOracle has lhsim play Longhorn's controllers too (its full mode)
 	// instead of running the release's own.
 	SimOracle bool
+	// Conflicts answers 409 Conflict to the controllers' first update of
+	// each replica of the whole-fix copies (check b), as a busy API server
+	// answers a write made from a stale cache: a repair that leaves a
+	// replica for Longhorn to switch inactive and delete in one pass loses
+	// its directory on 1.12 (longhorn.Version.ReplicaDeleteIgnoresConflict).
+	// The faults go in as the controllers report ready, before their first
+	// sync as a rule. Real controllers only.
+	Conflicts bool
 }
 
 func (o *Options) defaults() {
@@ -205,7 +213,25 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	var conflicted []string
+	if o.Conflicts && !o.SimOracle {
+		for _, cp := range copies {
+			if cp.after != 0 {
+				continue
+			}
+			_, _, rs, err := w.State(ctx, cp.vol)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rs {
+				conflicted = append(conflicted, r.Name)
+			}
+		}
+	}
 	if err := w.Start(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.conflictOn(conflicted); err != nil {
 		return nil, err
 	}
 	w.Quiesce(ctx, o.Quiet, o.Max)

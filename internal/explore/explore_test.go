@@ -21,9 +21,12 @@ func envInt(name string, def int) int {
 
 // batchOptions are the explorer's bounds; EXPLORE_QUIET (seconds) widens
 // the quiet period on a loaded machine.
-// EXPLORE_LOGS names a file that receives the controllers' log.
+// EXPLORE_LOGS names a file that receives the controllers' log;
+// EXPLORE_CONFLICTS=1 answers 409 to the controllers' first update of each
+// replica after a whole fix (Options.Conflicts).
 func batchOptions() Options {
-	o := Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second, SimOracle: simOracle()}
+	o := Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second, SimOracle: simOracle(),
+		Conflicts: os.Getenv("EXPLORE_CONFLICTS") == "1"}
 	if f := logFile(); f != nil {
 		o.Logs = f
 	}

@@ -159,6 +159,17 @@ func (w *World) Start(ctx context.Context) error {
 	return nil
 }
 
+// conflictOn answers 409 to the controllers' first update of each replica
+// named (Options.Conflicts).
+func (w *World) conflictOn(replicas []string) error {
+	for _, name := range replicas {
+		if _, err := w.lh.InjectFault(lhreal.Fault{Verb: "update", Resource: "replicas", Name: name, Count: 1, Code: 409}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Stop stops what Start started.
 func (w *World) Stop() {
 	if w.lh != nil {
