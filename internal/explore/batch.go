@@ -108,6 +108,9 @@ type FixRun struct {
 	Code     int      `json:"code"`
 	Output   string   `json:"output,omitempty"`
 	Observed Observed `json:"observed"`
+	// Conflicts is how many of Longhorn's writes of the volume's replicas
+	// were answered 409 (Options.Conflicts).
+	Conflicts int `json:"conflicts,omitempty"`
 }
 
 // StopRun is one run of check (c): fix stopped after write After, then
@@ -213,7 +216,7 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	var conflicted []string
+	conflicted := map[string][]string{} // whole-fix copy → its replicas
 	if o.Conflicts && !o.SimOracle {
 		for _, cp := range copies {
 			if cp.after != 0 {
@@ -224,14 +227,15 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 				return nil, err
 			}
 			for _, r := range rs {
-				conflicted = append(conflicted, r.Name)
+				conflicted[cp.vol] = append(conflicted[cp.vol], r.Name)
 			}
 		}
 	}
 	if err := w.Start(ctx); err != nil {
 		return nil, err
 	}
-	if err := w.conflictOn(conflicted); err != nil {
+	faultIDs, err := w.conflictOn(conflicted)
+	if err != nil {
 		return nil, err
 	}
 	w.Quiesce(ctx, o.Quiet, o.Max)
@@ -270,6 +274,9 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 		obs := observe(cp.vol)
 		if cp.after == 0 {
 			r.Fix = &FixRun{Code: outputs[j].code, Output: outputs[j].text, Observed: obs}
+			for _, id := range faultIDs[cp.vol] {
+				r.Fix.Conflicts += w.lh.FaultHits(id)
+			}
 			switch {
 			case obs.Outcome == OutcomeLost:
 				r.Found = append(r.Found, Disagreement{KindFixLost, fmt.Sprintf("fix exit %d; wiped %v, active replicas deleted %v; end: %s", outputs[j].code, obs.Wiped, obs.ActiveDeleted, obs.End)})

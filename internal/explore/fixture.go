@@ -124,15 +124,16 @@ func mustJSON(v any) string {
 
 // stats counts one release's run.
 type stats struct {
-	states   int
-	verdicts map[Verdict]int
-	outcomes map[Outcome]int
-	kinds    map[string]int
-	fixes    int
-	stops    int
-	fixLost  int // check (b): data lost after a whole fix run
-	stopLost int // check (c): data lost after a stopped run and the next step
-	newOnes  []Result
+	states    int
+	verdicts  map[Verdict]int
+	outcomes  map[Outcome]int
+	kinds     map[string]int
+	fixes     int
+	stops     int
+	fixLost   int // check (b): data lost after a whole fix run
+	stopLost  int // check (c): data lost after a stopped run and the next step
+	conflicts int // check (b) with Options.Conflicts: 409s answered
+	newOnes   []Result
 }
 
 func newStats() *stats {
@@ -148,6 +149,7 @@ func (s *stats) add(r Result) {
 	}
 	if r.Fix != nil {
 		s.fixes++
+		s.conflicts += r.Fix.Conflicts
 		if r.Fix.Observed.Outcome == OutcomeLost {
 			s.fixLost++
 		}
@@ -180,6 +182,10 @@ func (s *stats) String() string {
 	for k, n := range s.outcomes {
 		o[string(k)] = n
 	}
-	return fmt.Sprintf("%d states; verdicts %s; Longhorn alone %s; fix runs %d (data lost after %d), interrupted runs %d (data lost after %d); disagreements %s",
-		s.states, kv(v), kv(o), s.fixes, s.fixLost, s.stops, s.stopLost, kv(s.kinds))
+	conflicts := ""
+	if s.conflicts > 0 {
+		conflicts = fmt.Sprintf(", %d of Longhorn's replica writes after them answered 409", s.conflicts)
+	}
+	return fmt.Sprintf("%d states; verdicts %s; Longhorn alone %s; fix runs %d (data lost after %d%s), interrupted runs %d (data lost after %d); disagreements %s",
+		s.states, kv(v), kv(o), s.fixes, s.fixLost, conflicts, s.stops, s.stopLost, kv(s.kinds))
 }

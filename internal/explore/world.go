@@ -160,14 +160,19 @@ func (w *World) Start(ctx context.Context) error {
 }
 
 // conflictOn answers 409 to the controllers' first update of each replica
-// named (Options.Conflicts).
-func (w *World) conflictOn(replicas []string) error {
-	for _, name := range replicas {
-		if _, err := w.lh.InjectFault(lhreal.Fault{Verb: "update", Resource: "replicas", Name: name, Count: 1, Code: 409}); err != nil {
-			return err
+// named, per volume (Options.Conflicts); it returns the faults' ids.
+func (w *World) conflictOn(replicas map[string][]string) (map[string][]int, error) {
+	ids := map[string][]int{}
+	for vol, names := range replicas {
+		for _, name := range names {
+			id, err := w.lh.InjectFault(lhreal.Fault{Verb: "update", Resource: "replicas", Name: name, Count: 1, Code: 409})
+			if err != nil {
+				return nil, err
+			}
+			ids[vol] = append(ids[vol], id)
 		}
 	}
-	return nil
+	return ids, nil
 }
 
 // Stop stops what Start started.
