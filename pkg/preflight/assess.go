@@ -267,6 +267,10 @@ func recommend(st *longhorn.State, r *Report, target *longhorn.Version, window t
 		rec.Steps = append(rec.Steps, fmt.Sprintf("for the upgrade window run '%s' (or the Job in %s): it repairs a volume that falls into the two-active-engines state and stays there", rec.GuardCommand, docs.GuardJob))
 		rec.GuardRBAC = guardRBAC(st.Namespace, affected)
 	}
+	if r.Summary.Migrating > 0 && (confirmCleanupNote(st.Version) != "" || (target != nil && confirmCleanupNote(*target) != "")) {
+		rec.Steps = append(rec.Steps, fmt.Sprintf("on Longhorn 1.12 each live migration's confirm can wipe the migrated replicas' data when Longhorn's write before its clean-up conflicts: stop the %d migratable workload(s) before draining their nodes where you can (%s)",
+			r.Summary.Migrating, docs.ConfirmCleanup))
+	}
 	if target != nil && r.Target != nil && len(r.Target.Path) > 1 {
 		rec.Steps = append(rec.Steps, "upgrade one minor release at a time: "+strings.Join(r.Target.Path, ", then "))
 	}

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,33 @@ func TestConfirmCleanupNote(t *testing.T) {
 		}
 		if got := strings.Contains(assessTarget(longhorn.MustParseVersion("v1.11.1"), v).Note, docs.ConfirmCleanup); got != want && ver != "v1.4.3" {
 			t.Errorf("--to %s: note names the confirm clean-up: %t, want %t", ver, got, want)
+		}
+	}
+}
+
+// TestRecommendOn112: with volumes that live-migrate, a 1.12 running or
+// targeted adds the step that says to stop them before draining; none
+// migrate, or no 1.12 on the way, no such step.
+func TestRecommendOn112(t *testing.T) {
+	v111, v112 := longhorn.MustParseVersion("v1.11.1"), longhorn.MustParseVersion("v1.12.0")
+	for _, tc := range []struct {
+		running   longhorn.Version
+		target    *longhorn.Version
+		migrating int
+		want      bool
+	}{
+		{v112, nil, 2, true},
+		{v111, &v112, 2, true},
+		{v112, nil, 0, false},
+		{v111, nil, 2, false},
+	} {
+		st := &longhorn.State{Namespace: longhorn.DefaultNamespace, Version: tc.running}
+		r := &Report{}
+		r.Summary.Migrating = tc.migrating
+		rec := recommend(st, r, tc.target, time.Hour)
+		got := slices.ContainsFunc(rec.Steps, func(s string) bool { return strings.Contains(s, docs.ConfirmCleanup) })
+		if got != tc.want {
+			t.Errorf("running %s, target %v, %d migrating: step named %t, want %t: %q", tc.running, tc.target, tc.migrating, got, tc.want, rec.Steps)
 		}
 	}
 }
