@@ -287,18 +287,18 @@ func (s *Sim) snapshotStatus(vol string, e *longhorn.Engine, all func() []*longh
 		return out
 	}
 	for _, n := range names {
-		out[n] = map[string]any{
-			"name": n, "parent": "", "children": map[string]any{}, "removed": false,
-			"usercreated": true, "created": "", "size": "0", "labels": map[string]any{},
-		}
+		out[n] = snapshotInfo(n, true)
 	}
 	return out
 }
 
-func volumeHead() map[string]any {
+func volumeHead() map[string]any { return snapshotInfo("volume-head", false) }
+
+// snapshotInfo is one entry of an engine's status.snapshots.
+func snapshotInfo(name string, user bool) map[string]any {
 	return map[string]any{
-		"name": "volume-head", "parent": "", "children": map[string]any{}, "removed": false,
-		"usercreated": false, "created": "", "size": "0", "labels": map[string]any{},
+		"name": name, "parent": "", "children": map[string]any{}, "removed": false,
+		"usercreated": user, "created": "", "size": "0", "labels": map[string]any{},
 	}
 }
 

@@ -73,11 +73,10 @@ var NewestProven = longhorn.Version{Major: 1, Minor: 11}
 func provenCheck(v longhorn.Version) check {
 	const name = "release proven for migrations"
 	switch {
-	case !v.Known():
 	case v.ReplicaDeleteIgnoresConflict():
 		return check{Name: name, Detail: fmt.Sprintf("Longhorn %s deletes a replica even when the write that stores it inactive conflicts, so a confirm's clean-up can delete the old engine's replicas while they are stored active and remove the data directories the migrated engine's replicas use (shown on 1.12.0's own controllers); a confirm by Harvester or the CSI driver is exposed the same way, so stop the workload rather than migrate it where you can; 'migrate rollback' and 'migrate status' work here (%s)",
 			v, docs.ConfirmCleanup)}
-	case v.AfterLine(NewestProven):
+	case v.Known() && v.AfterLine(NewestProven):
 		return check{Name: name, Detail: fmt.Sprintf("Longhorn %s: a migration this tool starts or confirms has not been shown to keep the data there; it does so up to %d.%d.x; use 'migrate rollback' or 'migrate status' here (%s)",
 			v, NewestProven.Major, NewestProven.Minor, docs.SupportMatrix)}
 	}

@@ -188,7 +188,7 @@ func blockerFor(st *longhorn.State, f *detect.Finding) (Blocker, bool) {
 			break
 		}
 		b.Command = cmdPrefix + "migrate rollback " + f.Volume + ns
-		if st.Version.Known() && st.Version.ReplicaDeleteIgnoresConflict() {
+		if st.Version.ReplicaDeleteIgnoresConflict() {
 			b.Resolve = fmt.Sprintf("roll it back to %[4]s with the command above: on Longhorn %[5]s a confirm's clean-up can wipe the migrated replicas' data (%[6]s); '%[1]smigrate status %[2]s%[3]s' shows where it is",
 				cmdPrefix, f.Volume, ns, orNone(f.Evidence.CurrentNodeID), st.Version, docs.ConfirmCleanup)
 			break
@@ -267,7 +267,7 @@ func recommend(st *longhorn.State, r *Report, target *longhorn.Version, window t
 		rec.Steps = append(rec.Steps, fmt.Sprintf("for the upgrade window run '%s' (or the Job in %s): it repairs a volume that falls into the two-active-engines state and stays there", rec.GuardCommand, docs.GuardJob))
 		rec.GuardRBAC = guardRBAC(st.Namespace, affected)
 	}
-	if r.Summary.Migrating > 0 && (confirmCleanupNote(st.Version) != "" || (target != nil && confirmCleanupNote(*target) != "")) {
+	if r.Summary.Migrating > 0 && (st.Version.ReplicaDeleteIgnoresConflict() || (target != nil && target.ReplicaDeleteIgnoresConflict())) {
 		rec.Steps = append(rec.Steps, fmt.Sprintf("on Longhorn 1.12 each live migration's confirm can wipe the migrated replicas' data when Longhorn's write before its clean-up conflicts: stop the %d migratable workload(s) before draining their nodes where you can (%s)",
 			r.Summary.Migrating, docs.ConfirmCleanup))
 	}

@@ -44,7 +44,7 @@ func assessRelease(v longhorn.Version) Release {
 // confirmCleanupNote warns, on a release whose confirm clean-up can wipe
 // data under a conflict, that every live migration of a drain is exposed.
 func confirmCleanupNote(v longhorn.Version) string {
-	if !v.Known() || !v.ReplicaDeleteIgnoresConflict() {
+	if !v.ReplicaDeleteIgnoresConflict() {
 		return ""
 	}
 	return "; but on " + v.String() + " a migration confirm's clean-up can delete the old engine's replicas while they are stored active, and so remove the data directories the migrated engine's replicas use, when Longhorn's write before the delete conflicts (a busy API server): every live migration of a drain is exposed; stop migratable workloads before draining where you can (" + docs.ConfirmCleanup + ")"
