@@ -61,6 +61,8 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			sourceDown(v, engines, &f)
 			migrationOntoSource(v, engines, &f)
 			activeCloneBeside(v, engines, replicas, &f)
+			failedCloneRecloned(st.Version, v, engines, replicas, &f)
+			ticketBeyondMigration(st.Version, v, idx.vas[v.Name], &f)
 		}
 	case v.Status.CurrentMigrationNodeID != "":
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait

@@ -243,6 +243,69 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
 }
 
+// failedCloneRecloned warns of a migration in flight in which a clone of
+// the migration engine has failed (spec.failedAt): Longhorn leaves it out,
+// clones its data directory again and restarts the migration engine to
+// take the new clone in. Before 1.10.2 nothing removes a second clone of a
+// directory that a sync made from a stale cache, and the migration engine
+// then restarts for ever (longhorn#11397): Longhorn 1.9.0 ended explorer
+// seed 27 state 87 with the migration engine stopped and four clones on
+// one directory in one run of two. From 1.10.2 Longhorn deletes the extra
+// clones itself (DeletesExtraMigrationClones).
+func failedCloneRecloned(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+	if f.Severity != SeverityInfo || ver.DeletesExtraMigrationClones() {
+		return
+	}
+	var mig *longhorn.Engine
+	for _, e := range engines {
+		if !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == v.Spec.MigrationNodeID {
+			mig = e
+		}
+	}
+	if mig == nil {
+		return
+	}
+	var failed []string
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.EngineName == mig.Name && r.Spec.FailedAt != "" && r.DeletionTimestamp == nil {
+			failed = append(failed, r.Name)
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	f.Severity = SeverityWarning
+	f.Reason = fmt.Sprintf("replicas %s of migration engine %s have failed: Longhorn clones their data directories again and restarts the migration engine, and before 1.10.2 it can clone a directory twice, after which the migration engine restarts for ever (longhorn#11397; Longhorn 1.9.0 did so from such a state in one run of two): do not delete engines or replicas; if scan then reports the migration not settling, roll it back (migrate rollback, or let the VM migration fail), and upgrade Longhorn past 1.10.1 before draining again (%s)",
+		strings.Join(failed, ", "), mig.Name, f.Reason)
+}
+
+// ticketBeyondMigration warns of a migration in flight while a
+// csi-attacher ticket asks for the volume on a third node (from 1.5). The
+// VolumeAttachment controller confirms the migration once the target is
+// ready when no ticket is left on the source, and starts a migration to
+// the third node as soon as the volume is attached on one node again,
+// while the confirm is still being finished: Longhorn 1.12.0 ended
+// explorer seed 27 state 65 (tickets on the target and a third node) with
+// status.currentNodeID on the target and the old engine still the active
+// one in one run of two, and held it as a ready migration in the other.
+func ticketBeyondMigration(ver longhorn.Version, v *longhorn.Volume, va *longhorn.VolumeAttachment, f *Finding) {
+	if f.Severity != SeverityInfo || !ver.HasVolumeAttachments() {
+		return
+	}
+	var others []string
+	for _, n := range va.CSITicketNodes() {
+		if n != v.Spec.NodeID && n != v.Spec.MigrationNodeID {
+			others = append(others, n)
+		}
+	}
+	if len(others) == 0 {
+		return
+	}
+	f.Severity = SeverityWarning
+	f.Reason = fmt.Sprintf("csi-attacher tickets ask for the volume on %s, neither the source %s nor the target %s of the migration: Longhorn goes on from this migration into another while the extra engines of the first wait for their clean-up, and where the volume ends depends on timing; do not delete engines or replicas, find the workload that asks for %s (kubectl get volumeattachments.storage.k8s.io), and run scan again once one migration has settled (%s)",
+		strings.Join(others, " and "), orNone(v.Spec.NodeID), v.Spec.MigrationNodeID, strings.Join(others, " and "), f.Reason)
+}
+
 // activeBeside are the active replicas of the engines of from that share
 // a data directory with an active replica of another engine (of one of
 // with, when with is not nil), each with the first such replica beside it.

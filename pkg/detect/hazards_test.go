@@ -306,3 +306,50 @@ func TestFinishingWhileNotAttached(t *testing.T) {
 		}
 	}
 }
+
+// A failed clone of the migration engine: Longhorn clones its directory
+// again, and before 1.10.2 may clone it twice and restart the migration
+// engine for ever (Longhorn 1.9.0, explorer seed 27 state 87, one run of
+// two). From 1.10.2 it deletes the extra clone itself.
+func TestFailedCloneRecloned(t *testing.T) {
+	for _, tc := range []struct {
+		vc   versionCase
+		warn bool
+	}{
+		{vcL14a, true},
+		{versionCase{"1.9.0", "v1.9.0", false}, true},
+		{vc110, true},
+		{versionCase{"1.10.2", "v1.10.2", false}, false},
+		{vc111, false},
+	} {
+		s := migrating(tc.vc, "vol")
+		clone := s.replicasOf(s.engB)[1]
+		clone.Spec.FailedAt = t0.Format(time.RFC3339)
+		_, f := s.classify(t)
+		if tc.warn {
+			wantWarning(t, tc.vc.name, f, TypeMigrationInFlight, "replicas "+clone.Name+" of migration engine "+s.engB+" have failed")
+		} else if f.Severity != SeverityInfo {
+			t.Errorf("%s: %s/%s: %s", tc.vc.name, f.Type, f.Severity, f.Reason)
+		}
+	}
+	s := migrating(versionCase{"1.9.0", "v1.9.0", false}, "vol")
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("no failed clone: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+}
+
+// A csi ticket on a third node during a migration from 1.5: Longhorn
+// confirms when the source has none and goes on into the next migration
+// (1.12.0, explorer seed 27 state 65: parted in one run of two).
+func TestTicketBeyondMigration(t *testing.T) {
+	vc := versionCase{"1.12.0", "v1.12.0", false}
+	s := migrating(vc, "vol")
+	s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeB), csiTicket(s.vol, nodeC))
+	_, f := s.classify(t)
+	wantWarning(t, vc.name, f, TypeMigrationInFlight, "csi-attacher tickets ask for the volume on "+nodeC)
+	s = migrating(vc, "vol")
+	s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA), csiTicket(s.vol, nodeB))
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("tickets on source and target: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+}
