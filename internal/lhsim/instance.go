@@ -212,6 +212,9 @@ func (s *Sim) syncEngine(ctx context.Context, name string) error {
 		next["endpoint"] = endpointFor(e, vol, ip)
 		next["currentImage"] = e.ImageName()
 		next["currentSize"] = e.Spec.VolumeSize
+		if s.recordsTransitionTimes() {
+			next["replicaTransitionTimeMap"] = strMapToU(transitionTimes(e, modes))
+		}
 		next["replicaModeMap"] = strMapToU(modes)
 		next["currentReplicaAddressMap"] = strMapToU(e.Spec.ReplicaAddressMap)
 		next["snapshots"] = s.snapshotStatus(vol, e, all)
@@ -252,6 +255,7 @@ func stoppedStatus(st map[string]any) {
 	st["started"] = false
 	st["instanceManagerName"] = ""
 	delete(st, "replicaModeMap")
+	delete(st, "replicaTransitionTimeMap")
 	delete(st, "currentReplicaAddressMap")
 	delete(st, "snapshots")
 }
@@ -340,6 +344,33 @@ func (s *Sim) replicaModes(ctx context.Context, e *longhorn.Engine) (map[string]
 		modes[rName] = mode
 	}
 	return modes, rw, nil
+}
+
+// recordsTransitionTimes: the release's Engine CRD has
+// status.replicaTransitionTimeMap (1.5.5 on the 1.5 line, 1.6.1 on), which
+// the volume controller compares with a replica's spec.lastHealthyAt: with
+// no entry it logs "BUG: ... transition time was not recorded" and writes
+// lastHealthyAt again at every sync, so no volume would ever go quiet.
+func (s *Sim) recordsTransitionTimes() bool {
+	if s.ver.Major == 1 && s.ver.Minor == 5 {
+		return s.ver.Patch >= 5
+	}
+	return s.ver.AtLeast(1, 6, 1)
+}
+
+// transitionTimes is the engine controller's replicaTransitionTimeMap for
+// the replica modes it is about to report: now for a replica new to the
+// engine or whose mode changed, the recorded time otherwise.
+func transitionTimes(e *longhorn.Engine, modes map[string]string) map[string]string {
+	out := map[string]string{}
+	for r, mode := range modes {
+		old, ok := e.Status.ReplicaTransitionTimeMap[r]
+		if e.Status.ReplicaModeMap == nil || e.Status.ReplicaModeMap[r] != mode || !ok {
+			old = now()
+		}
+		out[r] = old
+	}
+	return out
 }
 
 // dataPath identifies a replica's data directory: node, disk path and

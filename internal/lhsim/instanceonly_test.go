@@ -1,13 +1,16 @@
 package lhsim_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/lhsim"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
@@ -142,4 +145,90 @@ func TestInstanceOnlyTicketGeneration(t *testing.T) {
 	before := gen()
 	e.MergePatch(longhorn.VolumeAttachments, vol, `{"spec":{"attachmentTickets":{"`+id+`":{"parameters":{"disableFrontend":"true"}}}}}`)
 	e.Await("generation bumped", func() bool { return gen() == before+1 })
+}
+
+// TestInstanceOnlyTransitionTimes: from 1.6.1 (1.5.5 on the 1.5 line) an
+// engine reports when each replica last changed mode, and keeps that time
+// while the mode stays: Longhorn's volume controller rewrites a replica's
+// spec.lastHealthyAt at every sync when the entry is missing or newer, so
+// a simulator without it kept every volume of 1.6+ changing for ever. 1.5.3's
+// CRD has no such field.
+func TestInstanceOnlyTransitionTimes(t *testing.T) {
+	t.Parallel()
+	for _, ver := range []string{"v1.5.3", "v1.12.0"} {
+		t.Run(ver, func(t *testing.T) {
+			t.Parallel()
+			e := newInstanceOnly(t, ver, nodeA)
+			ctx, ns, vol := e.Ctx, e.NS, "vol-tt"
+			if err := e.Sim.CreateVolume(ctx, vol, lhsim.VolumeOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			dyn := cluster.Dynamic()
+			mk := func(r longhorn.Resource, name string, spec map[string]any) {
+				u := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": longhorn.APIVersion, "kind": r.Kind,
+					"metadata": map[string]any{"name": name, "namespace": ns},
+					"spec":     spec,
+				}}
+				if _, err := dyn.Resource(r.GVR()).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			addr := map[string]any{}
+			for _, rep := range []string{vol + "-r-1", vol + "-r-2"} {
+				mk(longhorn.Replicas, rep, map[string]any{
+					"volumeName": vol, "nodeID": nodeA, "active": true, "desireState": "running", "engineName": vol + "-e-1",
+					"diskPath": "/var/lib/longhorn/", "dataDirectoryName": rep, "diskID": "d",
+				})
+				e.Await(rep+" running", func() bool {
+					st, _, _ := unstructured.NestedString(e.Get(longhorn.Replicas, rep).Object, "status", "currentState")
+					return st == "running"
+				})
+				ru := e.Get(longhorn.Replicas, rep)
+				ip, _, _ := unstructured.NestedString(ru.Object, "status", "ip")
+				port, _, _ := unstructured.NestedInt64(ru.Object, "status", "port")
+				addr[rep] = fmt.Sprintf("%s:%d", ip, port)
+			}
+			eng, r1, r2 := vol+"-e-1", vol+"-r-1", vol+"-r-2"
+			mk(longhorn.Engines, eng, map[string]any{
+				"volumeName": vol, "nodeID": nodeA, "active": true, "desireState": "running", "frontend": "blockdev",
+				"replicaAddressMap": map[string]any{r1: addr[r1]},
+			})
+			var first string
+			e.WaitFor("engine running with "+r1, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				if len(es) != 1 || es[0].Status.ReplicaModeMap[r1] != "RW" {
+					return false
+				}
+				first = es[0].Status.ReplicaTransitionTimeMap[r1]
+				return true
+			})
+			if ver == "v1.5.3" {
+				if first != "" {
+					t.Errorf("1.5.3 reports a transition time %q its CRD has no field for", first)
+				}
+				return
+			}
+			if first == "" {
+				t.Fatalf("no transition time for %s", r1)
+			}
+			// the times have a resolution of a second: a time taken again
+			// from now on differs from first
+			if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+				return time.Now().UTC().Format(time.RFC3339) > first, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			e.MergePatch(longhorn.Engines, eng, fmt.Sprintf(`{"spec":{"replicaAddressMap":{%q:%q,%q:%q}}}`, r1, addr[r1], r2, addr[r2]))
+			e.WaitFor("engine reports "+r2, vol, func(_ *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+				if len(es) != 1 || es[0].Status.ReplicaModeMap[r2] != "RW" {
+					return false
+				}
+				tt := es[0].Status.ReplicaTransitionTimeMap
+				if tt[r1] != first || tt[r2] <= first {
+					t.Errorf("transition times %v: want %s kept at %s and %s later", tt, r1, first, r2)
+				}
+				return true
+			})
+		})
+	}
 }

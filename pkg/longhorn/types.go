@@ -134,16 +134,20 @@ type EngineSpec struct {
 
 // EngineStatus is what the engine's owner reports.
 type EngineStatus struct {
-	OwnerID             string                     `json:"ownerID,omitempty"`
-	CurrentState        string                     `json:"currentState,omitempty"`
-	InstanceManagerName string                     `json:"instanceManagerName,omitempty"`
-	Endpoint            string                     `json:"endpoint,omitempty"`
-	CurrentImage        string                     `json:"currentImage,omitempty"`
-	IP                  string                     `json:"ip,omitempty"`
-	Port                int                        `json:"port,omitempty"`
-	Started             bool                       `json:"started,omitempty"`
-	ReplicaModeMap      map[string]string          `json:"replicaModeMap,omitempty"`
-	Snapshots           map[string]json.RawMessage `json:"snapshots,omitempty"`
+	OwnerID             string            `json:"ownerID,omitempty"`
+	CurrentState        string            `json:"currentState,omitempty"`
+	InstanceManagerName string            `json:"instanceManagerName,omitempty"`
+	Endpoint            string            `json:"endpoint,omitempty"`
+	CurrentImage        string            `json:"currentImage,omitempty"`
+	IP                  string            `json:"ip,omitempty"`
+	Port                int               `json:"port,omitempty"`
+	Started             bool              `json:"started,omitempty"`
+	ReplicaModeMap      map[string]string `json:"replicaModeMap,omitempty"`
+	// ReplicaTransitionTimeMap is when each replica last changed mode
+	// (1.5.5+, 1.6.1+); the volume controller compares it with a
+	// replica's spec.lastHealthyAt.
+	ReplicaTransitionTimeMap map[string]string          `json:"replicaTransitionTimeMap,omitempty"`
+	Snapshots                map[string]json.RawMessage `json:"snapshots,omitempty"`
 }
 
 // EngineFrontend is longhorn.io/v1beta2 EngineFrontend (Longhorn 1.12+, v2
