@@ -41,8 +41,9 @@ var Nexts = []Next{NextNothing, NextKBDelete, NextHarvester, NextMigrate, NextFi
 // Options bound a batch.
 type Options struct {
 	// Quiet is how long nothing may change before Longhorn is taken to be
-	// done; Max bounds the wait.
-	Quiet, Max time.Duration
+	// done; Max bounds the wait. A volume whose objects have kept changing
+	// for Churn without a quiet gap is not waited for past that (World.Quiesce).
+	Quiet, Churn, Max time.Duration
 	// Interrupted runs check (c); without it only (a) and (b) run.
 	Interrupted bool
 	// AfterLast also stops a one-write fix after that write (the repair
@@ -67,6 +68,10 @@ type Options struct {
 	// The faults go in as the controllers report ready, before their first
 	// sync as a rule. Real controllers only.
 	Conflicts bool
+	// Trace, when set, receives where a batch's time went: each phase and
+	// whether Longhorn went quiet before Max (a batch that always waits
+	// out Max is bound by a volume that never settles, not by the work).
+	Trace func(format string, args ...any)
 }
 
 func (o *Options) defaults() {
@@ -76,11 +81,17 @@ func (o *Options) defaults() {
 	if o.Max <= 0 {
 		o.Max = 2 * time.Minute
 	}
+	if o.Churn <= 0 {
+		o.Churn = 45 * time.Second
+	}
 	if o.FixTimeout <= 0 {
 		o.FixTimeout = 90 * time.Second
 	}
 	if o.Workers <= 0 {
 		o.Workers = 4
+	}
+	if o.Trace == nil {
+		o.Trace = func(string, ...any) {}
 	}
 }
 
@@ -140,6 +151,11 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 		return nil, err
 	}
 	defer w.Stop()
+	phase := time.Now()
+	lap := func(what string, args ...any) {
+		o.Trace("batch of %d: %s in %s", len(cases), fmt.Sprintf(what, args...), time.Since(phase).Round(100*time.Millisecond))
+		phase = time.Now()
+	}
 	client, err := readstate.NewClient(c.RESTConfig())
 	if err != nil {
 		return nil, err
@@ -216,6 +232,7 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	lap("states written, scanned and %d copies repaired", len(copies))
 	conflicted := map[string][]string{} // whole-fix copy → its replicas
 	if o.Conflicts && !o.SimOracle {
 		for _, cp := range copies {
@@ -238,7 +255,8 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 	if err != nil {
 		return nil, err
 	}
-	w.Quiesce(ctx, o.Quiet, o.Max)
+	quiet, busy := w.Quiesce(ctx, o.Quiet, o.Churn, o.Max)
+	lap("Longhorn ran (quiet: %t%s)", quiet, busyNote(busy))
 	// check (c): fix run again, on the running Longhorn
 	reruns := make([]fixOut, len(copies))
 	stopIdx := []int{}
@@ -252,7 +270,9 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 			j := stopIdx[k]
 			reruns[j] = runVerifiedFix(ctx, w, copies[j].vol, o.FixTimeout)
 		})
-		w.Quiesce(ctx, o.Quiet, o.Max)
+		lap("%d verified fix runs", len(stopIdx))
+		quiet, busy = w.Quiesce(ctx, o.Quiet, o.Churn, o.Max)
+		lap("Longhorn ran again (quiet: %t%s)", quiet, busyNote(busy))
 	}
 	st, err := readstate.Load(ctx, client, readstate.LoadOptions{Namespace: w.NS})
 	if err != nil {
@@ -295,6 +315,17 @@ func Batch(ctx context.Context, c *testcluster.Cluster, release string, cases []
 		}
 	}
 	return results, nil
+}
+
+// busyNote names the volumes still changing when Longhorn was not quiet.
+func busyNote(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	if len(keys) > 8 {
+		keys = append(keys[:8:8], fmt.Sprintf("… %d more", len(keys)-8))
+	}
+	return "; still changing: " + strings.Join(keys, ", ")
 }
 
 // scanNS is scan: the namespace read as scan reads it, classified.

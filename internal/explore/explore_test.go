@@ -20,12 +20,15 @@ func envInt(name string, def int) int {
 }
 
 // batchOptions are the explorer's bounds; EXPLORE_QUIET (seconds) widens
-// the quiet period on a loaded machine.
+// the quiet period on a loaded machine, EXPLORE_CHURN (seconds) how long a
+// volume that never settles is waited for (120, the most, as before
+// 2026-12-07).
 // EXPLORE_LOGS names a file that receives the controllers' log;
 // EXPLORE_CONFLICTS=1 answers 409 to the controllers' first update of each
 // replica after a whole fix (Options.Conflicts).
 func batchOptions() Options {
-	o := Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second, SimOracle: simOracle(),
+	o := Options{Interrupted: true, Quiet: time.Duration(envInt("EXPLORE_QUIET", 8)) * time.Second,
+		Churn: time.Duration(envInt("EXPLORE_CHURN", 45)) * time.Second, SimOracle: simOracle(),
 		Conflicts: os.Getenv("EXPLORE_CONFLICTS") == "1"}
 	if f := logFile(); f != nil {
 		o.Logs = f
@@ -72,7 +75,9 @@ func TestExplore(t *testing.T) {
 					cases = append(cases, Case{Name: fmt.Sprintf("seed %d state %d", seed, i), State: Generate(rel, seed, i)})
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-				res, err := Batch(ctx, c, rel, cases, batchOptions())
+				o := batchOptions()
+				o.Trace = t.Logf
+				res, err := Batch(ctx, c, rel, cases, o)
 				cancel()
 				if err != nil {
 					t.Fatal(err)
@@ -143,6 +148,7 @@ func TestFixtures(t *testing.T) {
 			defer cancel()
 			o := batchOptions()
 			o.AfterLast = true
+			o.Trace = t.Logf
 			res, err := Batch(ctx, c, rel, cases, o)
 			if err != nil {
 				t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"path"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -320,44 +319,103 @@ func dirKey(r *longhorn.Replica) string {
 
 // Quiesce waits until no Volume, Engine or Replica of the namespace has
 // changed for quiet, or max has passed: Longhorn's controllers and the
-// instance layer have done what they will do from these states. It
-// reports whether it was quiet.
-func (w *World) Quiesce(ctx context.Context, quiet, max time.Duration) bool {
-	deadline := time.Now().Add(max)
-	last, since := "", time.Now()
+// instance layer have done what they will do from these states. A volume
+// whose objects have kept changing for churn without a quiet gap (a
+// migration engine Longhorn restarts for ever, a directory cloned again
+// and again) is not waited for past that: every other volume quiet, the
+// wait ends there rather than at max, and churn <= 0 waits up to max as
+// before. It reports whether every volume was quiet and, when not, the
+// volumes still changing.
+func (w *World) Quiesce(ctx context.Context, quiet, churn, max time.Duration) (bool, []string) {
+	start := time.Now()
+	deadline := start.Add(max)
+	if churn <= 0 {
+		churn = max
+	}
+	type activity struct{ last, busySince time.Time }
+	vols := map[string]*activity{}
+	var seen map[string]objectVersion
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		sig := w.signature(ctx)
-		if sig != last {
-			last, since = sig, time.Now()
-		} else if time.Since(since) >= quiet {
-			return true
+	for {
+		now := time.Now()
+		cur := w.versions(ctx)
+		if seen != nil {
+			for _, vol := range changedVolumes(seen, cur) {
+				a := vols[vol]
+				if a == nil {
+					a = &activity{busySince: now}
+					vols[vol] = a
+				} else if now.Sub(a.last) >= quiet {
+					a.busySince = now
+				}
+				a.last = now
+			}
+		}
+		seen = cur
+		settled := now.Sub(start) >= quiet
+		var busy []string
+		for _, vol := range longhorn.SortedKeys(vols) {
+			a := vols[vol]
+			if now.Sub(a.last) >= quiet {
+				continue
+			}
+			busy = append(busy, vol)
+			if now.Sub(a.busySince) < churn {
+				settled = false
+			}
+		}
+		if settled || !now.Before(deadline) {
+			return len(busy) == 0, busy
 		}
 		select {
 		case <-ctx.Done():
-			return false
+			return false, busy
 		case <-tick.C:
 		}
 	}
-	return false
 }
 
-func (w *World) signature(ctx context.Context) string {
-	var b strings.Builder
+// objectVersion is one Volume, Engine or Replica as Quiesce compares it.
+type objectVersion struct{ volume, resourceVersion string }
+
+// versions maps each Volume, Engine and Replica of the namespace to its
+// volume and resourceVersion (the list's own moves with writes elsewhere
+// too).
+func (w *World) versions(ctx context.Context) map[string]objectVersion {
+	out := map[string]objectVersion{}
 	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas} {
 		l, err := w.c.Dynamic().Resource(r.GVR()).Namespace(w.NS).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return err.Error()
+			out["error"] = objectVersion{volume: "error", resourceVersion: err.Error()}
+			continue
 		}
-		// the list's resourceVersion moves with any write in the namespace's
-		// resource, and with writes elsewhere too: compare the items'
 		for _, it := range l.Items {
-			b.WriteString(it.GetName())
-			b.WriteString(it.GetResourceVersion())
+			vol := it.GetName()
+			if r != longhorn.Volumes {
+				vol, _, _ = unstructured.NestedString(it.Object, "spec", "volumeName")
+			}
+			out[r.Kind+"/"+it.GetName()] = objectVersion{volume: vol, resourceVersion: it.GetResourceVersion()}
 		}
 	}
-	return b.String()
+	return out
+}
+
+// changedVolumes lists the volumes of the objects that differ between a
+// and b (changed, created or deleted).
+func changedVolumes(a, b map[string]objectVersion) []string {
+	set := map[string]bool{}
+	for k, v := range b {
+		if a[k] != v {
+			set[v.volume] = true
+		}
+	}
+	for k, v := range a {
+		if _, ok := b[k]; !ok {
+			set[v.volume] = true
+		}
+	}
+	return longhorn.SortedKeys(set)
 }
 
 // State reads vol's objects.
