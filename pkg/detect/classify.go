@@ -61,6 +61,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			sourceDown(v, engines, &f)
 			migrationOntoSource(v, engines, &f)
 			activeCloneBeside(v, engines, replicas, &f)
+			faultedInFlight(v, &f)
 			failedCloneRecloned(st.Version, v, engines, replicas, &f)
 			ticketBeyondMigration(st.Version, v, idx.vas[v.Name], &f)
 		}
@@ -159,6 +160,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	switch {
 	case keep == "" || !inverted(keep, replicas):
 		stuckOnceGone(st, v, engines, replicas, keep, f)
+		deletedBesideMigration(v, replicas, pending, f) // before danglingOnceGone, whose wait it rules out
 		danglingOnceGone(st.Version, replicas, pending, keep, f)
 		if f.Severity == SeverityInfo && len(engines)-len(pending) >= 2 {
 			// an extra engine stays once these are gone, for

@@ -306,6 +306,42 @@ func ticketBeyondMigration(ver longhorn.Version, v *longhorn.Volume, va *longhor
 		strings.Join(others, " and "), orNone(v.Spec.NodeID), v.Spec.MigrationNodeID, strings.Join(others, " and "), f.Reason)
 }
 
+// faultedInFlight warns of a migration in flight on a faulted volume:
+// Longhorn detaches it, and with csi-attacher tickets still on both nodes
+// it stays detached until one of them goes (Longhorn 1.10.0, explorer seed
+// 33 state 5; from 1.7 the crash-detached state). Before 1.7 the robustness
+// rule of markStuck has said so already.
+func faultedInFlight(v *longhorn.Volume, f *Finding) {
+	if f.Severity != SeverityInfo || v.Status.Robustness != longhorn.RobustnessFaulted {
+		return
+	}
+	f.Severity = SeverityWarning
+	f.Reason = fmt.Sprintf("the volume is faulted during the migration to %s: Longhorn detaches it and does not go on with the migration; with a csi-attacher ticket still on each node it stays detached until one goes: check the replicas (kubectl get replicas.longhorn.io -l longhornvolume=%s), then run scan again; see docs/troubleshooting-migration-family.md (%s)",
+		v.Spec.MigrationNodeID, v.Name, f.Reason)
+}
+
+// deletedBesideMigration warns of an engine being deleted whose replicas
+// are active on the data directories of active replicas of another engine
+// while a migration is requested: once the engine is gone, Longhorn's
+// migration start deletes every replica that names an engine it does not
+// know ("found unknown replica ... will directly remove it"), and deleting
+// an active replica removes its directory, which the other replica uses
+// too (Longhorn 1.10.0 wiped it so from explorer seed 33 state 24; E3 is
+// the same path after a stopped repair). An inactive replica's deletion
+// keeps a directory another replica uses.
+func deletedBesideMigration(v *longhorn.Volume, replicas []*longhorn.Replica, pending []*longhorn.Engine, f *Finding) {
+	if f.Severity != SeverityInfo || v.Spec.MigrationNodeID == "" {
+		return
+	}
+	names, beside := activeBeside(replicas, engineSet(pending), nil)
+	if len(names) == 0 {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("replicas %s of the engine being deleted are active on the data directories of %s, and a migration to %s is requested: once the engine is gone Longhorn's migration start deletes them as replicas of an unknown engine, and deleting an active replica removes its directory, which the other replica uses too; do not wait: set spec.active=false on %s now (the deletion of an inactive replica keeps a directory another replica uses), then run scan again (%s)",
+		strings.Join(names, ", "), strings.Join(beside, ", "), v.Spec.MigrationNodeID, strings.Join(names, ", "), f.Reason)
+}
+
 // activeBeside are the active replicas of the engines of from that share
 // a data directory with an active replica of another engine (of one of
 // with, when with is not nil), each with the first such replica beside it.

@@ -353,3 +353,39 @@ func TestTicketBeyondMigration(t *testing.T) {
 		t.Errorf("tickets on source and target: %s/%s: %s", f.Type, f.Severity, f.Reason)
 	}
 }
+
+// An engine being deleted whose replicas are active beside another
+// engine's on the same directories, while a migration is requested: the
+// migration start deletes them as replicas of an unknown engine once the
+// engine is gone (Longhorn 1.10.0, explorer seed 33 state 24, wiped).
+func TestPendingCleanupDeletedBesideMigration(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL15f, {"L15f-1.10.0", "v1.10.0", false}} {
+		s := pendingScenario(vc, time.Second)
+		s.setReplicasActive(s.engA, true)
+		s.volume().Spec.MigrationNodeID = nodeC
+		_, f := s.classify(t)
+		wantWarning(t, vc.name, f, TypePendingCleanup, "set spec.active=false on "+s.replicasOf(s.engA)[0].Name)
+		s.setReplicasActive(s.engA, false)
+		if _, f := s.classify(t); strings.Contains(f.Reason, "migration start deletes them") {
+			t.Errorf("%s, set inactive: %s/%s: %s", vc.name, f.Type, f.Severity, f.Reason)
+		}
+	}
+}
+
+// A faulted volume mid-migration: Longhorn detaches it and, with tickets
+// on both nodes, leaves it detached (Longhorn 1.10.0, explorer seed 33
+// state 5). Before 1.7 the robustness rule has said so already.
+func TestFaultedInFlight(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL16, {"1.10.0", "v1.10.0", false}} {
+		s := migrating(vc, "vol")
+		s.volume().Status.Robustness = longhorn.RobustnessFaulted
+		_, f := s.classify(t)
+		if f.Type != TypeMigrationInFlight || f.Severity != SeverityWarning {
+			t.Errorf("%s: %s/%s: %s", vc.name, f.Type, f.Severity, f.Reason)
+		}
+	}
+	s := migrating(versionCase{"1.10.0", "v1.10.0", false}, "vol")
+	s.volume().Status.Robustness = longhorn.RobustnessFaulted
+	_, f := s.classify(t)
+	wantWarning(t, "1.10.0", f, TypeMigrationInFlight, "the volume is faulted during the migration")
+}
