@@ -25,6 +25,20 @@ func newInstanceOnly(t *testing.T, version string, nodes ...string) *env {
 	return &env{testenv.Start(t, cluster.RESTConfig(), opts, waitTimeout, waitTimeout, nodes...)}
 }
 
+// create writes a Longhorn object of kind r with only a spec, as a
+// controller or the CSI driver would before Longhorn's webhooks add theirs.
+func create(t *testing.T, ctx context.Context, ns string, r longhorn.Resource, name string, spec map[string]any) {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": longhorn.APIVersion, "kind": r.Kind,
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     spec,
+	}}
+	if _, err := cluster.Dynamic().Resource(r.GVR()).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestInstanceOnly plays Longhorn's volume controller by hand against the
 // instance-only simulator: the webhook's additions appear on objects
 // created without them, processes start and report, nothing above the
@@ -42,16 +56,7 @@ func TestInstanceOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 			dyn := cluster.Dynamic()
-			mk := func(r longhorn.Resource, name string, spec map[string]any) {
-				u := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": longhorn.APIVersion, "kind": r.Kind,
-					"metadata": map[string]any{"name": name, "namespace": ns},
-					"spec":     spec,
-				}}
-				if _, err := dyn.Resource(r.GVR()).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			mk := func(r longhorn.Resource, name string, spec map[string]any) { create(t, ctx, ns, r, name, spec) }
 			rep, eng := vol+"-r-1", vol+"-e-1"
 			mk(longhorn.Replicas, rep, map[string]any{
 				"volumeName": vol, "nodeID": nodeA, "active": true, "desireState": "running", "engineName": eng,
@@ -163,17 +168,7 @@ func TestInstanceOnlyTransitionTimes(t *testing.T) {
 			if err := e.Sim.CreateVolume(ctx, vol, lhsim.VolumeOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			dyn := cluster.Dynamic()
-			mk := func(r longhorn.Resource, name string, spec map[string]any) {
-				u := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": longhorn.APIVersion, "kind": r.Kind,
-					"metadata": map[string]any{"name": name, "namespace": ns},
-					"spec":     spec,
-				}}
-				if _, err := dyn.Resource(r.GVR()).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			mk := func(r longhorn.Resource, name string, spec map[string]any) { create(t, ctx, ns, r, name, spec) }
 			addr := map[string]any{}
 			for _, rep := range []string{vol + "-r-1", vol + "-r-2"} {
 				mk(longhorn.Replicas, rep, map[string]any{
