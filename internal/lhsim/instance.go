@@ -365,7 +365,7 @@ func transitionTimes(e *longhorn.Engine, modes map[string]string) map[string]str
 	out := map[string]string{}
 	for r, mode := range modes {
 		old, ok := e.Status.ReplicaTransitionTimeMap[r]
-		if e.Status.ReplicaModeMap == nil || e.Status.ReplicaModeMap[r] != mode || !ok {
+		if !ok || e.Status.ReplicaModeMap[r] != mode {
 			old = now()
 		}
 		out[r] = old

@@ -118,9 +118,13 @@ type familyCtx struct {
 }
 
 // engineOn is the one engine (not being deleted) with spec.nodeID node.
-func (c *familyCtx) engineOn(node string) *longhorn.Engine {
+func (c *familyCtx) engineOn(node string) *longhorn.Engine { return engineOn(c.engines, node) }
+
+// engineOn is the one engine of engines (not being deleted) with
+// spec.nodeID node, or nil when there is none or more than one.
+func engineOn(engines []*longhorn.Engine, node string) *longhorn.Engine {
 	var found *longhorn.Engine
-	for _, e := range c.engines {
+	for _, e := range engines {
 		if node != "" && e.Spec.NodeID == node && !e.Deleting() {
 			if found != nil {
 				return nil

@@ -256,13 +256,8 @@ func failedCloneRecloned(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 	if f.Severity != SeverityInfo || ver.DeletesExtraMigrationClones() {
 		return
 	}
-	var mig *longhorn.Engine
-	for _, e := range engines {
-		if !e.Spec.Active && !e.Deleting() && e.Spec.NodeID == v.Spec.MigrationNodeID {
-			mig = e
-		}
-	}
-	if mig == nil {
+	mig := engineOn(engines, v.Spec.MigrationNodeID)
+	if mig == nil || mig.Spec.Active {
 		return
 	}
 	var failed []string
