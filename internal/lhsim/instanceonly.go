@@ -81,6 +81,8 @@ func (s *Sim) writeEngineImage(ctx context.Context) error {
 // DeployEngineImage creates or refreshes the EngineImage of img, deployed
 // on every Longhorn Node in the namespace, as writeEngineImage does for the
 // release's own image: internal/explore runs volumes on a second, older one.
+// Each image reports a gitCommit of its own, so that Longhorn live-upgrades
+// an attached volume from one to another.
 func (s *Sim) DeployEngineImage(ctx context.Context, img string) error {
 	name := engineImageName(img)
 	cl := s.dyn.Resource(engineImages).Namespace(s.ns)
@@ -109,7 +111,10 @@ func (s *Sim) DeployEngineImage(ctx context.Context, img string) error {
 			"ownerID": "", "nodeDeploymentMap": deployed,
 			"conditions": []any{map[string]any{"type": "ready", "status": "True", "reason": "", "message": "",
 				"lastTransitionTime": now(), "lastProbeTime": ""}},
-			"incompatible": false, "gitCommit": "", "buildDate": "", "version": s.ver.String(),
+			// A build of each image's own: Longhorn delays a live engine
+			// upgrade between images of one gitCommit until detach, so a
+			// shared one would freeze every attached volume it picks.
+			"incompatible": false, "gitCommit": strings.TrimPrefix(name, "ei-"), "buildDate": "", "version": s.ver.String(),
 			"cliAPIVersion": int64(8), "cliAPIMinVersion": int64(3),
 			"controllerAPIVersion": int64(3), "controllerAPIMinVersion": int64(3),
 			"dataFormatVersion": int64(1), "dataFormatMinVersion": int64(1),

@@ -4,32 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/longhorn-engines/kubectl-longhorn-engines/internal/testenv"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
-
-// engineImages is Longhorn's EngineImage resource (the plugin itself
-// never reads it).
-var engineImages = longhorn.Resource{Plural: "engineimages", Kind: "EngineImage", ShortName: "lhei"}
-
-// engineImageNamed is the name of the EngineImage of img.
-func (e *env) engineImageNamed(img string) string {
-	e.t.Helper()
-	l, err := e.c.Dynamic().Resource(engineImages.GVR()).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, u := range l.Items {
-		if s, _, _ := unstructured.NestedString(u.Object, "spec", "image"); s == img {
-			return u.GetName()
-		}
-	}
-	e.t.Fatalf("no EngineImage of %s", img)
-	return ""
-}
 
 // upgradeDeadlockRelease: the releases longhorn#7833 names (1.4.0–1.4.4,
 // 1.5.0–1.5.3, 1.6.0; "Don't automatically upgrade engines while
@@ -44,8 +21,8 @@ const newEngineImage = "longhornio/longhorn-engine:new"
 
 // autoUpgradePicks plays Longhorn's EngineImageController, which does not
 // run here: a new default engine image deployed on every node (its
-// EngineImage status, with a build of its own so that a live upgrade is
-// allowed), and the automatic engine upgrade's pick of vol, attached and
+// EngineImage status, with a build of its own as lhsim gives every image,
+// so that a live upgrade is allowed), and the automatic engine upgrade's pick of vol, attached and
 // healthy (1.4.3 and 1.5.3 getVolumesForEngineImageUpgrading and
 // canDoLiveEngineImageUpgrade, which do not look at a migration): its
 // spec.engineImage (spec.image from 1.6) set to the new image.
@@ -54,7 +31,6 @@ func (e *env) autoUpgradePicks(vol string) {
 	if err := e.sim.DeployEngineImage(e.ctx, newEngineImage); err != nil {
 		e.t.Fatal(err)
 	}
-	e.patch(engineImages, e.engineImageNamed(newEngineImage), `{"status":{"gitCommit":"new"}}`, "status")
 	e.patch(longhorn.Volumes, vol, `{"spec":{"`+imageField(e.release)+`":"`+newEngineImage+`"}}`)
 }
 
