@@ -64,6 +64,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			faultedInFlight(v, &f)
 			failedCloneRecloned(st.Version, v, engines, replicas, &f)
 			ticketBeyondMigration(st.Version, v, idx.vas[v.Name], &f)
+			confirmingOn112(st.Version, v, idx.vas[v.Name], &f)
 		}
 	case v.Status.CurrentMigrationNodeID != "":
 		f.Type, f.Severity, f.Action = TypeMigrationFinishing, SeverityInfo, ActionWait
@@ -161,6 +162,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	case keep == "" || !inverted(keep, replicas):
 		stuckOnceGone(st, v, engines, replicas, keep, f)
 		deletedBesideMigration(v, replicas, pending, f) // before danglingOnceGone, whose wait it rules out
+		upgradeBesideStale(v, replicas, pending, keep, f)
 		danglingOnceGone(st.Version, replicas, pending, keep, f)
 		if f.Severity == SeverityInfo && len(engines)-len(pending) >= 2 {
 			// an extra engine stays once these are gone, for

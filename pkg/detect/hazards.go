@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/docs"
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -301,6 +302,26 @@ func ticketBeyondMigration(ver longhorn.Version, v *longhorn.Volume, va *longhor
 		strings.Join(others, " and "), orNone(v.Spec.NodeID), v.Spec.MigrationNodeID, strings.Join(others, " and "), f.Reason)
 }
 
+// confirmingOn112 warns of a migration Longhorn confirms by itself at its
+// next sync (a csi-attacher ticket on the target and none left on the
+// source) on a release whose confirm clean-up deletes replicas still
+// stored active (longhorn.Version.ReplicaDeleteIgnoresConflict): Longhorn
+// 1.12.0 confirmed explorer seed 33 state 6 so and deleted an old replica
+// while active in one run, wiped the target's directory in another
+// (1 in 3 runs of the replay), with no fault injected.
+func confirmingOn112(ver longhorn.Version, v *longhorn.Volume, va *longhorn.VolumeAttachment, f *Finding) {
+	if f.Severity != SeverityInfo || !ver.ReplicaDeleteIgnoresConflict() || v.DataEngineName() == longhorn.DataEngineV2 {
+		return
+	}
+	nodes := va.CSITicketNodes()
+	if !slices.Contains(nodes, v.Spec.MigrationNodeID) || slices.Contains(nodes, v.Spec.NodeID) {
+		return
+	}
+	f.Severity = SeverityWarning
+	f.Reason = fmt.Sprintf("no csi-attacher ticket is left on the source %s, so Longhorn confirms the migration to %s by itself at its next sync, and Longhorn %s's clean-up after a confirm can delete the old replicas while they are stored active and remove the data directories the migrated engine uses (%s); it cannot be held back without detaching the workload: do not delete engines or replicas, and once it has settled run scan again and check the replicas (kubectl get replicas.longhorn.io -l longhornvolume=%s) (%s)",
+		orNone(v.Spec.NodeID), v.Spec.MigrationNodeID, ver, docs.ConfirmCleanup, v.Name, f.Reason)
+}
+
 // faultedInFlight warns of a migration in flight on a faulted volume:
 // Longhorn detaches it, and with csi-attacher tickets still on both nodes
 // it stays detached until one of them goes (Longhorn 1.10.0, explorer seed
@@ -335,6 +356,46 @@ func deletedBesideMigration(v *longhorn.Volume, replicas []*longhorn.Replica, pe
 	f.Severity, f.Action = SeverityWarning, ActionNone
 	f.Reason = fmt.Sprintf("replicas %s of the engine being deleted are active on the data directories of %s, and a migration to %s is requested: once the engine is gone Longhorn's migration start deletes them as replicas of an unknown engine, and deleting an active replica removes its directory, which the other replica uses too; do not wait: set spec.active=false on %s now (the deletion of an inactive replica keeps a directory another replica uses), then run scan again (%s)",
 		strings.Join(names, ", "), strings.Join(beside, ", "), v.Spec.MigrationNodeID, strings.Join(names, ", "), f.Reason)
+}
+
+// upgradeBesideStale warns of a pending clean-up while an engine upgrade
+// is pending, with replicas of the engine being deleted on the data
+// directories of the kept engine's replicas. The upgrade waits for one
+// engine, and Longhorn does not clean up after a migration while the volume
+// upgrades, so once the engine is gone its replicas stay; the live upgrade
+// then clones one replica per data directory from whichever running,
+// once-healthy replica of the old image its map iteration meets last
+// (groupReplicasByImageAndState, the same from 1.4 to 1.12), so the clone
+// may name the deleted engine, and it activates the clones by image:
+// Longhorn 1.10.0 ended explorer seed 33 states 18 and 38 with active
+// replicas naming the deleted engine, and state 138 cleanly.
+func upgradeBesideStale(v *longhorn.Volume, replicas []*longhorn.Replica, pending []*longhorn.Engine, keep string, f *Finding) {
+	if f.Severity != SeverityInfo || keep == "" || !v.UpgradePending() || v.DataEngineName() == longhorn.DataEngineV2 {
+		return
+	}
+	stale := engineSet(pending)
+	kept := map[string]bool{}
+	for _, r := range replicas {
+		if r.Spec.EngineName == keep && r.DeletionTimestamp == nil {
+			kept[dirKey(r)] = true
+		}
+	}
+	var names []string
+	for _, r := range sortedReplicas(replicas) {
+		if stale[r.Spec.EngineName] && r.Spec.HealthyAt != "" && kept[dirKey(r)] {
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	field := "engineImage"
+	if v.Spec.Image != "" {
+		field = "image"
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("an engine upgrade is pending (image %q, current %q) and replicas %s of the engine being deleted share data directories with replicas of %s: once the engine is gone, Longhorn's live upgrade copies either replica of each directory and activates the copies, which can then name the deleted engine (the volume stays degraded, DanglingReplicas); set the setting concurrent-automatic-engine-upgrade-per-node-limit to 0 and roll the upgrade back (kubectl -n %s patch volumes.longhorn.io %s --type=merge -p '{\"spec\":{%q:%q}}'), so that Longhorn removes those replicas first; once scan shows no finding for the volume, set the setting back (%s)",
+		v.WantedImage(), v.Status.CurrentImage, strings.Join(names, ", "), keep, orText(v.Namespace, longhorn.DefaultNamespace), v.Name, field, v.Status.CurrentImage, f.Reason)
 }
 
 // activeBeside are the active replicas of the engines of from that share

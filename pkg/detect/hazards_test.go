@@ -132,6 +132,30 @@ func TestPendingCleanupExtraStaysWhileUpgradePending(t *testing.T) {
 	}
 }
 
+// A pending clean-up while an engine upgrade is pending, the deleted
+// engine's replicas beside the kept one's: the live upgrade can copy them
+// and activate copies naming the deleted engine (Longhorn 1.10.0, explorer
+// seed 33 states 18 and 38).
+func TestPendingCleanupUpgradeBesideStale(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL15f, vcL16, {"1.10.0", "v1.10.0", false}} {
+		s := pendingScenario(vc, time.Second)
+		v := s.volume()
+		v.Spec.EngineImage, v.Status.CurrentImage = "longhornio/longhorn-engine:new", "longhornio/longhorn-engine:old"
+		if vc.parsed().AtLeast(1, 6, 0) {
+			v.Spec.EngineImage, v.Spec.Image = "", "longhornio/longhorn-engine:new"
+		}
+		_, f := s.classify(t)
+		wantWarning(t, vc.name, f, TypePendingCleanup, "live upgrade copies either replica")
+		if !strings.Contains(f.Reason, s.replicasOf(s.engA)[0].Name) {
+			t.Errorf("%s: the deleted engine's replicas are not named: %s", vc.name, f.Reason)
+		}
+		v.Spec.EngineImage, v.Spec.Image = v.Status.CurrentImage, ""
+		if _, f := s.classify(t); f.Severity != SeverityInfo {
+			t.Errorf("%s, no upgrade: %s: %s", vc.name, f.Severity, f.Reason)
+		}
+	}
+}
+
 // A migration whose target is the node the active engine runs on never
 // gets ready (Longhorn 1.4.3, seed 27 state 94).
 func TestMigrationOntoSource(t *testing.T) {
@@ -348,6 +372,29 @@ func TestTicketBeyondMigration(t *testing.T) {
 	_, f := s.classify(t)
 	wantWarning(t, vc.name, f, TypeMigrationInFlight, "csi-attacher tickets ask for the volume on "+nodeC)
 	s = migrating(vc, "vol")
+	s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA), csiTicket(s.vol, nodeB))
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("tickets on source and target: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+}
+
+// A migration Longhorn confirms by itself (no csi ticket left on the
+// source) on 1.12, whose confirm clean-up can delete replicas stored
+// active: Longhorn 1.12.0 lost a replica in explorer seed 33 state 6.
+func TestConfirmingOn112(t *testing.T) {
+	for _, c := range []struct {
+		vc   versionCase
+		warn bool
+	}{{versionCase{"1.12.0", "v1.12.0", false}, true}, {versionCase{"1.11.1", "v1.11.1", false}, false}} {
+		s := migrating(c.vc, "vol")
+		s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeB))
+		_, f := s.classify(t)
+		if got := f.Type == TypeMigrationInFlight && f.Severity == SeverityWarning && strings.Contains(f.Reason, "confirms the migration to "+nodeB+" by itself"); got != c.warn {
+			t.Errorf("%s, ticket on the target only: %s/%s: %s", c.vc.name, f.Type, f.Severity, f.Reason)
+		}
+	}
+	vc := versionCase{"1.12.0", "v1.12.0", false}
+	s := migrating(vc, "vol")
 	s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA), csiTicket(s.vol, nodeB))
 	if _, f := s.classify(t); f.Severity != SeverityInfo {
 		t.Errorf("tickets on source and target: %s/%s: %s", f.Type, f.Severity, f.Reason)
