@@ -101,7 +101,13 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 				f.Reason = fmt.Sprintf("the volume is attached but none of its engines has spec.active=true; Longhorn picks %s, the one engine on %s, and sets it active, but replicas %s stay active for engine %s, which no longer exists, and Longhorn does not switch them: the volume stays degraded. Never delete a replica; once %s is active, run scan again: fix repoints them (DanglingReplicas, docs/troubleshooting-two-active-engines.md)",
 					e.Name, node, strings.Join(names, ", "), strings.Join(gone, ", "), e.Name)
 			}
-			markStuck(st, v, &f)
+			if len(engines) >= 2 {
+				// the other engines go only in processMigration (Longhorn
+				// 1.10.0 kept an rwo volume's, explorer seed 33 state 75)
+				markExtrasStuck(st, v, &f)
+			} else {
+				markStuck(st, v, &f)
+			}
 		}
 	case crashDetached(st, v, idx.vas[v.Name], &f):
 	default:

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -41,6 +42,15 @@ func migrationWithoutNode(c *familyCtx, f *Finding) bool {
 	// the migration of a detached volume in any case.
 	ver := c.st.Version
 	clears := ver.Known() && ver.HasVolumeAttachments() && c.va != nil && !c.hasCSITicketFor(target)
+	if nodes := c.va.CSITicketNodes(); ver.Known() && ver.FinishesMigrationWhenDetached() && len(nodes) >= 2 {
+		// Longhorn 1.10.0 cancelled explorer seed 33 state 153 (tickets
+		// on three nodes) and left it detached: the crash-detached state.
+		reason := fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty: Longhorn %s cancels this migration request itself, but csi-attacher tickets ask for the volume on %d nodes (%s), so it then keeps the volume detached until all but one are gone; find the workload that should have it (kubectl get volumeattachments.storage.k8s.io) and remove the others' attachments; see the steps",
+			target, ver, len(nodes), strings.Join(nodes, ", "))
+		c.set(f, TypeMigrationWithoutNode, SeverityWarning, reason, k, "migration-without-node")
+		markMigration(f, target)
+		return true
+	}
 	if clears || (ver.Known() && ver.AtLeast(1, 7, 0)) {
 		c.setWait(f, TypeMigrationWithoutNode,
 			fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty: Longhorn %s cancels this migration request itself; if it lasts, see the steps", target, ver),

@@ -198,6 +198,19 @@ func TestFamilyMigrationWithoutNode(t *testing.T) {
 		}
 		expectFamily(t, s, TypeMigrationWithoutNode, true)
 	}
+	// from 1.7 with tickets on two or more nodes: Longhorn cancels the
+	// request and keeps the volume detached (1.10.0, explorer seed 33
+	// state 153, three nodes)
+	s := migrating(vc110, "vol-nn")
+	s.volume().Spec.NodeID = ""
+	s.withTickets(map[string]bool{}, csiTicket("vol-nn", nodeA), csiTicket("vol-nn", nodeB), csiTicket("vol-nn", nodeC))
+	if _, f := s.classify(t); f.Type != TypeMigrationWithoutNode || f.Severity != SeverityWarning || !strings.Contains(f.Reason, "keeps the volume detached") {
+		t.Errorf("1.10.0, three tickets: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+	s.withTickets(map[string]bool{}, csiTicket("vol-nn", nodeB))
+	if _, f := s.classify(t); f.Type != TypeMigrationWithoutNode || f.Severity != SeverityInfo {
+		t.Errorf("1.10.0, the target's ticket alone: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
 }
 
 func TestFamilyMigrationBlockedByTickets(t *testing.T) {

@@ -103,6 +103,11 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 			ver, f.Reason)
 		return
 	}
+	if nowhere := finishDetachedNoNode(ver, v, engines); nowhere != "" {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = nowhere
+		return
+	}
 	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" {
 		f.Severity, f.Action = SeverityWarning, ActionNone
 		f.Reason = nowhere
@@ -164,6 +169,27 @@ func finishWhileNotAttached(ver longhorn.Version, v *longhorn.Volume) string {
 	}
 	return fmt.Sprintf("the volume is %s, not attached, while Longhorn %s finishes the confirm or rollback: it detaches the volume meanwhile and can lose the kept engine's node before the finish, leaving status.currentMigrationNodeID set on a detached volume that never attaches again (longhorn#11479, fixed in 1.9.2 and 1.10.0; the state scan then reports as StaleMigrationNodeID); do not delete engines or replicas, and run scan again",
 		v.Status.State, ver)
+}
+
+// finishDetachedNoNode: from 1.7 the finish of a confirm or rollback runs
+// on a detached volume too, and takes as the current engine the one on
+// spec.nodeID or status.currentNodeID, else the one on
+// status.currentMigrationNodeID, else a lone engine: with all three empty
+// and two engines there is none, and every sync fails with "cannot find
+// the current engine for the switching" (GetNewCurrentEngineAndExtras, the
+// same from 1.7 to 1.12): Longhorn 1.10.0 held explorer seed 33 state 7 so,
+// the extra engine left waiting. Says why, or "".
+func finishDetachedNoNode(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) string {
+	if !ver.FinishesMigrationWhenDetached() || !v.Migratable() || v.UpgradePending() || len(engines) < 2 ||
+		v.Spec.NodeID != "" || v.Status.CurrentNodeID != "" || v.Status.CurrentMigrationNodeID != "" || v.Spec.MigrationNodeID != "" {
+		return ""
+	}
+	var where []string
+	for _, e := range engines {
+		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
+	}
+	return fmt.Sprintf("stuck: the volume is detached with %d engines (%s) and no node in spec.nodeID, status.currentNodeID or status.currentMigrationNodeID, so Longhorn %s's finish of the confirm or rollback finds no current engine: every sync fails with \"cannot find the current engine for the switching\" and the extra engine stays; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
+		len(engines), strings.Join(where, ", "), ver)
 }
 
 // sourceDown warns of a migration in flight whose active engine, the one

@@ -102,6 +102,30 @@ func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 	}
 }
 
+// A detached volume with two engines and no node anywhere in its node
+// fields: from 1.7 the finish runs detached and finds no current engine
+// (Longhorn 1.10.0, explorer seed 33 state 7); before 1.7 the finish
+// waits for the volume to attach.
+func TestFinishingDetachedWithoutNode(t *testing.T) {
+	build := func(vc versionCase) *scenario {
+		s := rolledBack(vc)
+		v := s.volume()
+		v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.CurrentMigrationNodeID = "", "", ""
+		v.Status.State = longhorn.VolumeStateDetached
+		e := s.engine(s.engA)
+		e.Spec.NodeID, e.Status.CurrentState = "", longhorn.StateStopped
+		if vc.parsed().HasVolumeAttachments() {
+			s.withTickets(map[string]bool{})
+		}
+		return s
+	}
+	_, f := build(versionCase{"1.10.0", "v1.10.0", false}).classify(t)
+	wantWarning(t, "1.10.0", f, TypeMigrationFinishing, "finds no current engine")
+	if _, f := build(vcL16).classify(t); strings.Contains(f.Reason, "finds no current engine") {
+		t.Errorf("1.6: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+}
+
 // Tickets on two nodes while a rollback is finished: a new migration races
 // the clean-up (1.5.3, seed 27 state 55: migrating in one run, detached
 // half-way in two).

@@ -49,11 +49,25 @@ func migrationBlocked(ver longhorn.Version, v *longhorn.Volume) string {
 func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, va *longhorn.VolumeAttachment) (*longhorn.Engine, string) {
 	// From 1.5 the volume stays attached only while a ticket asks for it
 	// on spec.nodeID; with none the VolumeAttachment controller detaches it
-	// and the engines are left as they are (seed 29 state 34 on 1.5.3).
-	if ver.HasVolumeAttachments() && !va.HasTicketOn(v.Spec.NodeID) {
+	// and, before 1.7, the engines are left as they are (seed 29 state 34
+	// on 1.5.3). From 1.7 the pick and the clean-up of the other engine
+	// run while it detaches (1.10.0 converged, detached, from seed 33
+	// state 16).
+	if ver.HasVolumeAttachments() && !ver.FinishesMigrationWhenDetached() && !va.HasTicketOn(v.Spec.NodeID) {
 		return nil, ""
 	}
-	candidates := switchCandidates(ver, v, engines)
+	// The pick is ReconcileEngineReplicaState's, at the start of every
+	// sync, before processMigration could move status.currentNodeID: from
+	// 1.5, with engines on spec.nodeID and status.currentNodeID both, it
+	// fails with "BUG: found the second new active engine" at every sync
+	// (Longhorn 1.10.0, explorer seed 33 state 130). 1.4 sets the first
+	// engine it meets active before it fails, and that write lands: it
+	// converged from such states (seed 28 state 147), with the engine on
+	// spec.nodeID as processMigration then switches to it.
+	candidates := candidatesOn(ver, v, engines, v.Status.CurrentNodeID)
+	if ver.Known() && !ver.AtLeast(1, 5, 0) {
+		candidates = switchCandidates(ver, v, engines)
+	}
 	if len(candidates) != 1 {
 		return nil, ""
 	}
@@ -84,6 +98,12 @@ func switchCandidates(ver longhorn.Version, v *longhorn.Volume, engines []*longh
 	if v.Migratable() && v.Spec.MigrationNodeID == "" && v.Spec.NodeID != "" && len(engines) >= 2 {
 		current = v.Spec.NodeID
 	}
+	return candidatesOn(ver, v, engines, current)
+}
+
+// candidatesOn are the engines on spec.nodeID or current (before 1.6 also
+// on status.pendingNodeID).
+func candidatesOn(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, current string) []*longhorn.Engine {
 	nodes := []string{v.Spec.NodeID, current}
 	if !ver.AtLeast(1, 6, 0) {
 		nodes = append(nodes, v.Status.PendingNodeID)
