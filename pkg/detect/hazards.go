@@ -238,6 +238,31 @@ func migrationOntoSource(v *longhorn.Volume, engines []*longhorn.Engine, f *Find
 	}
 }
 
+// sourceWithoutReplicas warns of a migration in flight whose active
+// engine has no active replica of its own: Longhorn prepares the migration
+// from the active engine's replicas, so it never gets ready (Longhorn
+// 1.10.0 held explorer seed 33 state 112 so, both engines running and
+// every replica inactive).
+func sourceWithoutReplicas(engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+	if f.Severity != SeverityInfo {
+		return
+	}
+	for _, e := range engines {
+		if !e.IsActive() {
+			continue
+		}
+		if slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool {
+			return r.Spec.Active && r.Spec.EngineName == e.Name && r.DeletionTimestamp == nil
+		}) {
+			return
+		}
+		f.Severity = SeverityWarning
+		f.Reason = fmt.Sprintf("the active engine %s has no active replica of its own: Longhorn prepares a migration from the active engine's replicas, so this one never gets ready; never delete a replica; find the replicas that hold the data (kubectl get replicas.longhorn.io -l longhornvolume=%s) and see docs/troubleshooting-two-active-engines.md (%s)",
+			e.Name, f.Volume, f.Reason)
+		return
+	}
+}
+
 // activeCloneBeside warns of a migration in flight in which a replica of
 // an engine that is not active (the migration engine, wherever it is
 // placed) is active on the same data directory as an active replica of

@@ -402,6 +402,20 @@ func TestTicketBeyondMigration(t *testing.T) {
 	}
 }
 
+// A migration whose active engine has no active replica never gets ready
+// (Longhorn 1.10.0, explorer seed 33 state 112).
+func TestSourceWithoutReplicas(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL16, {"1.10.0", "v1.10.0", false}} {
+		s := migrating(vc, "vol")
+		if _, f := s.classify(t); f.Severity != SeverityInfo {
+			t.Fatalf("%s: a plain migration: %s/%s: %s", vc.name, f.Type, f.Severity, f.Reason)
+		}
+		s.setReplicasActive(s.engA, false)
+		_, f := s.classify(t)
+		wantWarning(t, vc.name, f, TypeMigrationInFlight, "has no active replica of its own")
+	}
+}
+
 // A migration Longhorn confirms by itself (no csi ticket left on the
 // source) on 1.12, whose confirm clean-up can delete replicas stored
 // active: Longhorn 1.12.0 lost a replica in explorer seed 33 state 6.
