@@ -163,7 +163,10 @@ attachers, and verify the volume back on the node it is attached to: one active
 engine there, the migration engine and its replicas gone, no migration left.
 
 Refuses unless a migration is in flight and no workload uses the volume (--force
-accepts that risk). The rollback is written without waiting for readiness.
+accepts that risk), and on 1.5+ when no csi-attacher ticket is left on the
+source: the workload has left it, Longhorn confirms the migration by itself, and
+a rollback would detach the volume. The rollback is written without waiting for
+readiness.
 
 When Longhorn detached the volume because the migration failed, rollback removes
 the target's csi-attacher ticket and verifies the volume attached on the source:

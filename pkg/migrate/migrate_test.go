@@ -262,6 +262,57 @@ func TestFieldManager(t *testing.T) {
 	})
 }
 
+// TestSelfConfirmingMigration: from 1.5, once no csi-attacher ticket is
+// left on the source, Longhorn's VolumeAttachment controller confirms the
+// migration itself (explorer seed 33 state 6 on 1.10.0 and 1.12.0).
+// migrate status says so and offers no rollback, and migrate rollback
+// refuses: it would remove the last ticket and detach the volume from the
+// workload. The migration engine is held unready so that the simulator's
+// VolumeAttachment controller (1.7+) waits to confirm.
+func TestSelfConfirmingMigration(t *testing.T) {
+	t.Parallel()
+	testenv.PerRelease(t, []string{"v1.10.0", "v1.12.0"}, func(t *testing.T, version string) {
+		e := newEnv(t, version)
+		vol := "vol-self-confirm"
+		e.createAttached(lhsim.VolumeOptions{Migratable: true}, vol)
+		held := e.Sim.Inject(lhsim.Fault{Kind: lhsim.MigrationEngineNeverReady, Volume: vol})
+		if err := e.Sim.Attach(e.Ctx, vol, nodeB); err != nil {
+			t.Fatal(err)
+		}
+		e.WaitFor("migration started", vol, func(v *longhorn.Volume, es []longhorn.Engine, _ []longhorn.Replica) bool {
+			return v.Spec.MigrationNodeID == nodeB && len(es) == 2
+		})
+		if err := e.Sim.Detach(e.Ctx, vol, nodeA); err != nil {
+			t.Fatal(err)
+		}
+		e.Await("the source's ticket gone", func() bool { return !e.va(vol).HasTicketOn(nodeA) })
+
+		st := e.run("migrate", "status", vol, "-o", "json")
+		expectCode(t, st, 0)
+		var got migrate.Status
+		if err := json.Unmarshal([]byte(st.Stdout), &got); err != nil {
+			t.Fatalf("%v\n%s", err, st.Stdout)
+		}
+		if !strings.Contains(got.LonghornNext, "confirms the migration to "+nodeB+" by itself") ||
+			slices.ContainsFunc(got.Next, func(n string) bool { return strings.Contains(n, "migrate rollback") || strings.Contains(n, "migrate confirm") }) {
+			t.Errorf("status: longhorn next %q, next %q", got.LonghornNext, got.Next)
+		}
+		if on112 := version == "v1.12.0"; strings.Contains(got.Avoid, docs.ConfirmCleanup) != on112 {
+			t.Errorf("status: avoid %q, want the confirm clean-up named %t", got.Avoid, on112)
+		}
+
+		res := e.run("migrate", "rollback", vol, "--yes", poll)
+		expectCode(t, res, 1)
+		expectContains(t, "stderr", res.Stderr, "csi-attacher ticket on the source")
+		if !e.va(vol).HasTicketOn(nodeB) {
+			t.Errorf("rollback refused but the target's ticket is gone")
+		}
+
+		e.Sim.ClearFault(held)
+		e.WaitFor("confirmed by Longhorn", vol, testenv.Settled(nodeB))
+	})
+}
+
 // TestStatusOn112: a migration Longhorn's own attacher made ready on 1.12:
 // status offers the rollback, not a confirm, and says why (the confirm
 // clean-up of docs/troubleshooting-migration-family.md); on 1.11 it offers

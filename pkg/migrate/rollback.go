@@ -24,6 +24,10 @@ func (s *session) runRollback(ctx context.Context) error {
 		up, why := s.nodeUp(ctx, from)
 		cs.add("source node Ready", up, "node %s: %s", from, why)
 	}
+	if from := snap.volume.Spec.NodeID; selfConfirming(s.ver, snap, from, to) {
+		cs.add("csi-attacher ticket on the source", false,
+			"none on %s: the workload has left it and Longhorn confirms the migration to %s by itself; a rollback would remove the last ticket and detach the volume from the workload", from, to)
+	}
 	cs = append(cs, s.workloadCheck(ctx, snap))
 	if len(cs.failed()) > 0 {
 		for _, c := range cs.failed() {

@@ -113,6 +113,9 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 	// A migration whose serving engine failed is a warning of scan's too;
 	// the Failing phase below says more (Longhorn reverts it).
 	failing := hasFinding && f.Type == detect.TypeMigrationInFlight && r.failed != ""
+	// So is one Longhorn is about to confirm itself on 1.12 (its clean-up
+	// hazard): the in-flight advice says what Longhorn does next.
+	confirming := hasFinding && f.Type == detect.TypeMigrationInFlight && pending && selfConfirming(s.ver, snap, v.Spec.NodeID, to)
 	switch {
 	case snap.crashDetached() != nil:
 		s.crashDetachedStatus(ctx, st, snap.crashDetached())
@@ -126,7 +129,7 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		if hasFinding {
 			st.Finding = &f
 		}
-	case hasFinding && f.Severity.NeedsAttention() && !failing:
+	case hasFinding && f.Severity.NeedsAttention() && !failing && !confirming:
 		st.Phase, st.Message, st.Finding = PhaseAttention, f.Reason, &f
 		st.LonghornNext = "nothing that resolves it: the state lasts until a person acts"
 		switch {
@@ -153,6 +156,9 @@ func (s *session) status(ctx context.Context, snap *snapshot) *Status {
 		}
 		if !r.ready {
 			st.Waiting = r.missing
+		}
+		if confirming {
+			st.Finding = &f
 		}
 		s.inFlightAdvice(ctx, st, snap, r, started, to)
 	case v.Migrating() || (hasFinding && (f.Type == detect.TypeMigrationFinishing || f.Type == detect.TypePendingCleanup)):
@@ -191,6 +197,13 @@ func (s *session) inFlightAdvice(ctx context.Context, st *Status, snap *snapshot
 	srcUp, _ := s.nodeUp(ctx, from)
 	tgtUp, _ := s.nodeUp(ctx, to)
 	switch {
+	case selfConfirming(s.ver, snap, from, to):
+		st.LonghornNext = fmt.Sprintf("confirms the migration to %s by itself: no csi-attacher ticket is left on %s, so the workload has left it", to, from)
+		if s.ver.MigrationNeedsReadyTarget() {
+			st.LonghornNext += fmt.Sprintf(" (once %s is Ready)", to)
+		}
+		st.Next = []string{"wait, then: " + s.commandLine("migrate", "status", s.vol)}
+		st.Avoid = fmt.Sprintf("rolling back: it would remove the last csi-attacher ticket and detach the volume from its workload on %s", to)
 	case !srcUp && !tgtUp:
 		st.LonghornNext = "waits: neither node is Ready"
 		st.Next = []string{"wait for a node to return, then: " + s.commandLine("migrate", "status", s.vol)}
@@ -233,15 +246,27 @@ func (s *session) inFlightAdvice(ctx context.Context, st *Status, snap *snapshot
 	}
 }
 
+// selfConfirming: from 1.5 the VolumeAttachment controller confirms a
+// migration as soon as no csi-attacher ticket is left on the source and one
+// is on the target (Longhorn 1.12.0 and 1.10.0, explorer seed 33 state 6);
+// a rollback then removes the last ticket.
+func selfConfirming(ver longhorn.Version, snap *snapshot, from, to string) bool {
+	return ver.HasVolumeAttachments() && snap.va != nil && from != "" &&
+		len(snap.csiTicketsOn(from)) == 0 && len(snap.csiTicketsOn(to)) > 0
+}
+
 // confirmCleanupAdvice: on a release whose confirm clean-up can wipe the
 // migrated replicas' directories, a rollback, where it is offered, is the
 // safe way out, and no confirm is, whoever sends it.
 func confirmCleanupAdvice(st *Status, ver longhorn.Version, confirm, rollback string) {
 	hazard := fmt.Sprintf("a confirm by any means (this tool, Harvester, the CSI driver): Longhorn %s's clean-up after it can delete the old replicas while they are stored active and remove the data directories the migrated engine uses (%s)", ver, docs.ConfirmCleanup)
-	if slices.Contains(st.Next, rollback) {
+	switch {
+	case slices.Contains(st.Next, rollback):
 		st.Next = slices.DeleteFunc(st.Next, func(n string) bool { return strings.HasPrefix(n, confirm) })
-	} else {
+	case slices.ContainsFunc(st.Next, func(n string) bool { return strings.HasPrefix(n, confirm) }):
 		hazard = "without a rollback to offer, the confirm above is the way out, but know that " + hazard
+	default:
+		hazard = "nothing more can be done from here, and Longhorn's own confirm is exposed too: " + hazard
 	}
 	if st.Avoid != "" {
 		st.Avoid += "; "
