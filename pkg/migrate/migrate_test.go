@@ -294,7 +294,9 @@ func TestSelfConfirmingMigration(t *testing.T) {
 			t.Fatalf("%v\n%s", err, st.Stdout)
 		}
 		if !strings.Contains(got.LonghornNext, "confirms the migration to "+nodeB+" by itself") ||
-			slices.ContainsFunc(got.Next, func(n string) bool { return strings.Contains(n, "migrate rollback") || strings.Contains(n, "migrate confirm") }) {
+			slices.ContainsFunc(got.Next, func(n string) bool {
+				return strings.Contains(n, "migrate rollback") || strings.Contains(n, "migrate confirm")
+			}) {
 			t.Errorf("status: longhorn next %q, next %q", got.LonghornNext, got.Next)
 		}
 		if on112 := version == "v1.12.0"; strings.Contains(got.Avoid, docs.ConfirmCleanup) != on112 {
