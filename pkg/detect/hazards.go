@@ -604,6 +604,18 @@ func pickFailsBeforeFinish(ver longhorn.Version, v *longhorn.Volume, engines, ac
 			onCur = append(onCur, e.Name)
 		}
 	}
+	if len(onNode) == 0 && len(onCur) == 1 && !slices.ContainsFunc(engines, func(e *longhorn.Engine) bool {
+		return e.Spec.NodeID != "" && e.Spec.NodeID == v.Status.CurrentMigrationNodeID
+	}) {
+		// The pick takes the one engine, on status.currentNodeID; the
+		// finish then moves status.currentNodeID to spec.nodeID and finds
+		// no engine there or on status.currentMigrationNodeID (Longhorn
+		// 1.10.0, explorer seed 33 states 133 and 141).
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("stuck: no engine is active; Longhorn makes %s on status.currentNodeID %s the current one, then finishes the confirm or rollback by moving status.currentNodeID to spec.nodeID %s, where no engine is: every sync then fails with \"cannot find the current engine for the switching\" (Longhorn %s held such a volume so); do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md) (%s)",
+			onCur[0], cur, node, ver, f.Reason)
+		return
+	}
 	if len(onNode) == 0 || len(onCur) == 0 {
 		return
 	}

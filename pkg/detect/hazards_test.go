@@ -325,6 +325,29 @@ func TestFinishingPickFailsWithNoActiveEngine(t *testing.T) {
 	}
 }
 
+// From 1.7 a confirm being finished with no active engine, one engine on
+// status.currentNodeID and none on spec.nodeID or the migration node: the
+// pick takes that engine and the finish finds none (1.10.0, seed 33 states
+// 133 and 141).
+func TestFinishingPickThenNoEngine(t *testing.T) {
+	for _, tc := range []struct {
+		vc   versionCase
+		warn bool
+	}{{versionCase{"L15f-1.10.0", "v1.10.0", false}, true}, {vcL16, false}} {
+		s := migrating(tc.vc, "vol")
+		v := s.volume()
+		v.Spec.MigrationNodeID, v.Spec.NodeID = "", nodeB
+		v.Status.CurrentMigrationNodeID = nodeB
+		s.engine(s.engA).Spec.Active = false
+		e := s.engine(s.engB)
+		e.Spec.NodeID, e.Status.CurrentState = "", longhorn.StateStopped
+		_, f := s.classify(t)
+		if got := f.Severity == SeverityWarning && strings.Contains(f.Reason, "where no engine is"); got != tc.warn {
+			t.Errorf("%s: warning %t, want %t: %s/%s: %s", tc.vc.name, got, tc.warn, f.Type, f.Severity, f.Reason)
+		}
+	}
+}
+
 // From 1.7 up to 1.9.1 a confirm finished while the volume is attaching can
 // be left with status.currentMigrationNodeID set on a detached volume
 // (longhorn#11479; 1.9.0 seed 27 state 90 three runs of three, 1.7.2 once);
