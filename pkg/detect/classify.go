@@ -104,7 +104,11 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			}
 			if len(engines) >= 2 {
 				// the other engines go only in processMigration (Longhorn
-				// 1.10.0 kept an rwo volume's, explorer seed 33 state 75)
+				// 1.10.0 kept an rwo volume's, explorer seed 33 state 75),
+				// whose finish activates every healthy replica of the engine
+				// picked (1.12.0 wiped a shared directory so, seed 35
+				// state 44)
+				sharedDirOnceFinished(v, engines, replicas, &f)
 				markExtrasStuck(st, v, &f)
 			} else {
 				markStuck(st, v, &f)

@@ -51,6 +51,19 @@ func migrationWithoutNode(c *familyCtx, f *Finding) bool {
 		markMigration(f, target)
 		return true
 	}
+	if ver.Known() && ver.FinishesMigrationWhenDetached() && v.Status.CurrentNodeID == "" {
+		// Once cancelled, the finish runs on the detached volume (1.12.0
+		// held explorer seed 35 state 93 so: the one engine inactive).
+		cancelled := *v
+		cancelled.Spec.MigrationNodeID = ""
+		if detachedFinishFails(&cancelled, c.engines) {
+			reason := fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty: Longhorn %s cancels this migration request itself, then finishes it on the detached volume and finds no current engine among %s (none on status.currentMigrationNodeID %s): every sync fails with \"cannot find the current engine for the switching\"; do not delete engines or replicas by hand; see the steps",
+				target, ver, enginesWhere(c.engines), orNone(v.Status.CurrentMigrationNodeID))
+			c.set(f, TypeMigrationWithoutNode, SeverityWarning, reason, k, "migration-without-node")
+			markMigration(f, target)
+			return true
+		}
+	}
 	if clears || (ver.Known() && ver.AtLeast(1, 7, 0)) {
 		c.setWait(f, TypeMigrationWithoutNode,
 			fmt.Sprintf("spec.migrationNodeID is %s while spec.nodeID is empty: Longhorn %s cancels this migration request itself; if it lasts, see the steps", target, ver),

@@ -211,6 +211,21 @@ func TestFamilyMigrationWithoutNode(t *testing.T) {
 	if _, f := s.classify(t); f.Type != TypeMigrationWithoutNode || f.Severity != SeverityInfo {
 		t.Errorf("1.10.0, the target's ticket alone: %s/%s: %s", f.Type, f.Severity, f.Reason)
 	}
+	// detached, one engine, inactive and on no node, with
+	// status.currentMigrationNodeID on another: once cancelled, the finish
+	// finds no engine (1.12.0, seed 35 state 93)
+	s = migrating(vc110, "vol-nn")
+	v := s.volume()
+	v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.CurrentMigrationNodeID = "", "", nodeA
+	v.Status.State = longhorn.VolumeStateDetached
+	s.withTickets(map[string]bool{})
+	s.removeEngine(s.engB)
+	s.removeReplicasOf(s.engB)
+	e := s.engine(s.engA)
+	e.Spec.Active, e.Spec.NodeID = false, ""
+	if _, f := s.classify(t); f.Type != TypeMigrationWithoutNode || f.Severity != SeverityWarning || !strings.Contains(f.Reason, "finds no current engine") {
+		t.Errorf("1.10.0, detached, the engine inactive: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
 }
 
 func TestFamilyMigrationBlockedByTickets(t *testing.T) {

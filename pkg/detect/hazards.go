@@ -67,12 +67,26 @@ func danglingOnceGone(ver longhorn.Version, replicas []*longhorn.Replica, pendin
 		return
 	}
 	names, _ := activeBeside(replicas, engineSet(pending), map[string]bool{keep: true})
+	if len(names) > 0 {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("replicas %s of the engine being deleted are active on the data directories of active replicas of %s: once the engine is gone Longhorn %s leaves them active, naming it, and does not clean them up; never delete a replica; run scan again once the engine is gone (DanglingReplicas, docs/troubleshooting-two-active-engines.md) (%s)",
+			strings.Join(names, ", "), keep, ver, f.Reason)
+		return
+	}
+	// An active replica of the engine being deleted on a directory of its
+	// own is left so too (Longhorn 1.12.0, explorer seed 35 state 1).
+	stale := engineSet(pending)
+	for _, r := range sortedReplicas(replicas) {
+		if stale[r.Spec.EngineName] && r.Spec.Active && r.DeletionTimestamp == nil {
+			names = append(names, r.Name)
+		}
+	}
 	if len(names) == 0 {
 		return
 	}
 	f.Severity, f.Action = SeverityWarning, ActionNone
-	f.Reason = fmt.Sprintf("replicas %s of the engine being deleted are active on the data directories of active replicas of %s: once the engine is gone Longhorn %s leaves them active, naming it, and does not clean them up; never delete a replica; run scan again once the engine is gone (DanglingReplicas, docs/troubleshooting-two-active-engines.md) (%s)",
-		strings.Join(names, ", "), keep, ver, f.Reason)
+	f.Reason = fmt.Sprintf("replicas %s of the engine being deleted are still active: once the engine is gone Longhorn %s leaves them active, naming it, and does not clean them up; never delete a replica; run scan again once the engine is gone (DanglingReplicas, docs/troubleshooting-two-active-engines.md) (%s)",
+		strings.Join(names, ", "), ver, f.Reason)
 }
 
 // finishingHazard warns of a confirm or rollback being finished that
@@ -108,7 +122,11 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		f.Reason = nowhere
 		return
 	}
-	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" {
+	// From 1.7, with no ticket on spec.nodeID, the volume detaches and the
+	// finish runs meanwhile: Longhorn 1.12.0 kept the active engine and
+	// finished explorer seed 35 state 90 (no engine on spec.nodeID) so.
+	detaching := ver.FinishesMigrationWhenDetached() && ver.HasVolumeAttachments() && va != nil && !va.HasTicketOn(v.Spec.NodeID)
+	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" && !detaching {
 		f.Severity, f.Action = SeverityWarning, ActionNone
 		f.Reason = nowhere
 		return
@@ -180,16 +198,40 @@ func finishWhileNotAttached(ver longhorn.Version, v *longhorn.Volume) string {
 // same from 1.7 to 1.12): Longhorn 1.10.0 held explorer seed 33 state 7 so,
 // the extra engine left waiting. Says why, or "".
 func finishDetachedNoNode(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) string {
-	if !ver.FinishesMigrationWhenDetached() || !v.Migratable() || v.UpgradePending() || len(engines) < 2 ||
-		v.Spec.NodeID != "" || v.Status.CurrentNodeID != "" || v.Status.CurrentMigrationNodeID != "" || v.Spec.MigrationNodeID != "" {
+	if !ver.FinishesMigrationWhenDetached() || !v.Migratable() || v.UpgradePending() ||
+		v.Spec.NodeID != "" || v.Status.CurrentNodeID != "" || v.Spec.MigrationNodeID != "" || !detachedFinishFails(v, engines) {
 		return ""
 	}
+	return fmt.Sprintf("stuck: the volume is detached with %s and no node in spec.nodeID or status.currentNodeID, so Longhorn %s's finish of the confirm or rollback finds no current engine: every sync fails with \"cannot find the current engine for the switching\"; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
+		enginesWhere(engines), ver)
+}
+
+// detachedFinishFails: the finish of a detached volume (spec.nodeID and
+// status.currentNodeID empty) is entered, with two engines or
+// status.currentMigrationNodeID set, and GetNewCurrentEngineAndExtras
+// finds no current engine: none on status.currentMigrationNodeID, and not
+// one lone active engine without a node (Longhorn 1.10.0 seed 33 state 7,
+// 1.12.0 seed 35 state 93).
+func detachedFinishFails(v *longhorn.Volume, engines []*longhorn.Engine) bool {
+	cmn := v.Status.CurrentMigrationNodeID
+	if len(engines) < 2 && cmn == "" {
+		return false
+	}
+	for _, e := range engines {
+		if !e.Deleting() && cmn != "" && e.Spec.NodeID == cmn {
+			return false
+		}
+	}
+	return !(len(engines) == 1 && engines[0].Spec.Active && engines[0].Spec.NodeID == "")
+}
+
+// enginesWhere is "N engine(s) (a on node-x, b on none)".
+func enginesWhere(engines []*longhorn.Engine) string {
 	var where []string
 	for _, e := range engines {
 		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
 	}
-	return fmt.Sprintf("stuck: the volume is detached with %d engines (%s) and no node in spec.nodeID, status.currentNodeID or status.currentMigrationNodeID, so Longhorn %s's finish of the confirm or rollback finds no current engine: every sync fails with \"cannot find the current engine for the switching\" and the extra engine stays; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
-		len(engines), strings.Join(where, ", "), ver)
+	return fmt.Sprintf("%d engine(s) (%s)", len(engines), strings.Join(where, ", "))
 }
 
 // sourceDown warns of a migration in flight whose active engine, the one

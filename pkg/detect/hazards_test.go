@@ -265,6 +265,13 @@ func TestPendingCleanupDanglingOnceGone(t *testing.T) {
 			t.Errorf("%s: %s/%s: %s", tc.vc.name, f.Type, f.Severity, f.Reason)
 		}
 	}
+	// one of them active on a directory of its own: left so too (1.12.0,
+	// seed 35 state 1)
+	s = pendingScenario(vc, time.Second)
+	own := s.replicasOf(s.engA)[0]
+	own.Spec.Active, own.Spec.DataDirectoryName = true, "own-dir"
+	_, f = s.classify(t)
+	wantWarning(t, "own directory", f, TypePendingCleanup, "are still active: once the engine is gone")
 }
 
 // On 1.5 a pending clean-up whose csi ticket asks for another node than
@@ -344,6 +351,24 @@ func TestFinishingPickThenNoEngine(t *testing.T) {
 		_, f := s.classify(t)
 		if got := f.Severity == SeverityWarning && strings.Contains(f.Reason, "where no engine is"); got != tc.warn {
 			t.Errorf("%s: warning %t, want %t: %s/%s: %s", tc.vc.name, got, tc.warn, f.Type, f.Severity, f.Reason)
+		}
+	}
+}
+
+// A finish with no engine on spec.nodeID while no ticket asks for the
+// volume there: from 1.7 it detaches and the finish runs meanwhile
+// (Longhorn 1.12.0 converged, explorer seed 35 state 90); 1.6 warns.
+func TestFinishingWithoutEngineWhileDetaching(t *testing.T) {
+	for _, tc := range []struct {
+		vc   versionCase
+		warn bool
+	}{{versionCase{"L15f-1.12.0", "v1.12.0", false}, false}, {vcL16, true}} {
+		s := rolledBack(tc.vc)
+		s.engine(s.engA).Spec.NodeID = ""
+		s.withTickets(map[string]bool{})
+		_, f := s.classify(t)
+		if got := strings.Contains(f.Reason, "cannot find the current engine"); got != tc.warn {
+			t.Errorf("%s: warned %t, want %t: %s/%s: %s", tc.vc.name, got, tc.warn, f.Type, f.Severity, f.Reason)
 		}
 	}
 }

@@ -55,3 +55,22 @@ func TestFinishingSharedDirectory(t *testing.T) {
 		}
 	}
 }
+
+// No engine active, and the engine Longhorn picks has a clone and its
+// original on one data directory: the pick's finish makes both active
+// (Longhorn 1.12.0 wiped the directory, explorer seed 35 state 44).
+func TestNoActiveEngineSharedDirectory(t *testing.T) {
+	for _, vc := range []versionCase{vcL16, {"1.12.0", "v1.12.0", false}} {
+		s := rolledBack(vc)
+		s.engine(s.engA).Spec.Active = false
+		if vc.parsed().HasVolumeAttachments() {
+			s.withTickets(map[string]bool{}, csiTicket(s.vol, s.volume().Spec.NodeID))
+		}
+		if _, f := s.classify(t); f.Type != TypeNoActiveEngine || f.Severity != SeverityInfo {
+			t.Fatalf("%s: %s/%s: %s", vc.name, f.Type, f.Severity, f.Reason)
+		}
+		s.replicasOf(s.engB)[1].Spec.EngineName = s.engA
+		_, f := s.classify(t)
+		wantWarning(t, vc.name, f, TypeNoActiveEngine, "share one data directory")
+	}
+}
