@@ -123,10 +123,15 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 		return
 	}
 	// From 1.7, with no ticket on spec.nodeID, the volume detaches and the
-	// finish runs meanwhile: Longhorn 1.12.0 kept the active engine and
-	// finished explorer seed 35 state 90 (no engine on spec.nodeID) so.
-	detaching := ver.FinishesMigrationWhenDetached() && ver.HasVolumeAttachments() && va != nil && !va.HasTicketOn(v.Spec.NodeID)
-	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" && !detaching {
+	// finish runs meanwhile: explorer seed 35 state 90 (no engine on
+	// spec.nodeID) ended finished on 1.12.0 and detached with both engines
+	// on 1.11.1.
+	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" && ver.FinishesMigrationWhenDetached() && ver.HasVolumeAttachments() && va != nil && !va.HasTicketOn(v.Spec.NodeID) {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("no engine is on spec.nodeID %s (%s) and no ticket asks for the volume there: Longhorn %s detaches it while it finishes the confirm or rollback, and whether the finish completes or leaves the volume detached with its extra engine depends on timing; do not delete engines or replicas by hand, and run scan again once it has detached (docs/troubleshooting-migration-family.md)",
+			v.Spec.NodeID, enginesWhere(engines), ver)
+		return
+	} else if nowhere != "" {
 		f.Severity, f.Action = SeverityWarning, ActionNone
 		f.Reason = nowhere
 		return
