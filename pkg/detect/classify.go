@@ -63,7 +63,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			activeCloneBeside(v, engines, replicas, &f)
 			faultedInFlight(v, &f)
 			sourceWithoutReplicas(engines, replicas, &f)
-			failedCloneRecloned(st.Version, v, engines, replicas, &f)
+			failedCloneRecloned(st.Version, v, engines, replicas, idx.vas[v.Name], &f)
 			ticketBeyondMigration(st.Version, v, idx.vas[v.Name], &f)
 			confirmingOn112(st.Version, v, idx.vas[v.Name], &f)
 		}

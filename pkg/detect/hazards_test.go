@@ -401,6 +401,12 @@ func TestFinishingWhileNotAttached(t *testing.T) {
 		if got := f.Severity == SeverityWarning && strings.Contains(f.Reason, "longhorn#11479"); got != tc.warn {
 			t.Errorf("%s %s: warning %t, want %t: %s/%s: %s", tc.vc.name, tc.state, got, tc.warn, f.Type, f.Severity, f.Reason)
 		}
+		// nothing to leave set without status.currentMigrationNodeID
+		// (1.9.0 finished seed 35 state 75)
+		v.Status.CurrentMigrationNodeID = ""
+		if _, f := s.classify(t); strings.Contains(f.Reason, "longhorn#11479") {
+			t.Errorf("%s %s, no currentMigrationNodeID: %s/%s: %s", tc.vc.name, tc.state, f.Type, f.Severity, f.Reason)
+		}
 	}
 }
 
@@ -432,6 +438,14 @@ func TestFailedCloneRecloned(t *testing.T) {
 	s := migrating(versionCase{"1.9.0", "v1.9.0", false}, "vol")
 	if _, f := s.classify(t); f.Severity != SeverityInfo {
 		t.Errorf("no failed clone: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+	// no ticket on spec.nodeID: from 1.7 Longhorn detaches the volume and
+	// cancels the migration (1.10.0, seed 35 state 83)
+	s = migrating(vc110, "vol")
+	s.replicasOf(s.engB)[1].Spec.FailedAt = t0.Format(time.RFC3339)
+	s.withTickets(map[string]bool{})
+	if _, f := s.classify(t); strings.Contains(f.Reason, "have failed") {
+		t.Errorf("no ticket: %s/%s: %s", f.Type, f.Severity, f.Reason)
 	}
 }
 
