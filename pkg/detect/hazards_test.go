@@ -361,7 +361,7 @@ func TestFinishingPickThenNoEngine(t *testing.T) {
 // finished it, 1.11.1 left it detached); 1.6 says it is stuck.
 func TestFinishingWithoutEngineWhileDetaching(t *testing.T) {
 	for _, tc := range []struct {
-		vc   versionCase
+		vc     versionCase
 		timing bool
 	}{{versionCase{"L15f-1.12.0", "v1.12.0", false}, true}, {vcL16, false}} {
 		s := rolledBack(tc.vc)
