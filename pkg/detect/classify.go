@@ -56,10 +56,17 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 				orNone(v.Status.CurrentNodeID), v.Spec.MigrationNodeID)
 		}
 		markMigration(&f, v.Spec.MigrationNodeID)
-		if v.Status.SwitchoverState == "" {
+		if v.Status.SwitchoverState == "" && requestCleared(st.Version, v, engines, idx.vas[v.Name]) {
+			// From 1.5 the VolumeAttachment controller clears a request no
+			// csi-attacher ticket asks for (explorer E18), and with one
+			// engine nothing else is left to do: Longhorn 1.5.3 converged
+			// from seed 37 states 71 (faulted) and 91 (no engine active).
+			f.Reason = fmt.Sprintf("spec.migrationNodeID is %s but no csi-attacher ticket asks for the volume there: Longhorn's VolumeAttachment controller clears the request at its next sync, nothing to do", v.Spec.MigrationNodeID)
+		} else if v.Status.SwitchoverState == "" {
 			markExtrasStuck(st, v, &f)
 			sourceDown(v, engines, &f)
 			migrationOntoSource(v, engines, &f)
+			migrationOntoNode(v, &f)
 			activeCloneBeside(v, engines, replicas, &f)
 			faultedInFlight(v, &f)
 			sourceWithoutReplicas(engines, replicas, &f)

@@ -157,6 +157,17 @@ func TestFamilyStaleMigrationNodeID(t *testing.T) {
 		expectFamily(t, s, TypeStaleMigrationNodeID, tc.affected,
 			`patch volumes.longhorn.io vol-cm --subresource=status --type=merge -p '{"status":{"currentMigrationNodeID":""}}'`)
 	}
+	// 1.10+ clears it only when its finish finds an engine to keep: not
+	// the one engine inactive and on no node (1.12.0, seed 37 state 10)
+	s0 := healthy(vc110, "vol-cm")
+	v0 := s0.volume()
+	v0.Spec.NodeID, v0.Status.CurrentNodeID, v0.Status.State = "", "", longhorn.VolumeStateDetached
+	v0.Status.CurrentMigrationNodeID = nodeA
+	e0 := s0.engine(s0.engA)
+	e0.Spec.NodeID, e0.Spec.Active, e0.Status.CurrentState = "", false, longhorn.StateStopped
+	if _, f := s0.classify(t); f.Type != TypeStaleMigrationNodeID || f.Severity != SeverityWarning || !strings.Contains(f.Reason, "finds no engine to keep") {
+		t.Errorf("1.10.0, the engine inactive: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
 	// attached with currentMigrationNodeID and no request: Longhorn is
 	// finishing a confirm or rollback
 	s := healthy(vcL15f, "vol-cm")

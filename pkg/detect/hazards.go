@@ -126,7 +126,7 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 	// finish runs meanwhile: explorer seed 35 state 90 (no engine on
 	// spec.nodeID) ended finished on 1.12.0 and detached with both engines
 	// on 1.11.1.
-	if nowhere := finishWithoutEngine(ver, v, engines); nowhere != "" && ver.FinishesMigrationWhenDetached() && ver.HasVolumeAttachments() && va != nil && !va.HasTicketOn(v.Spec.NodeID) {
+	if nowhere := finishWithoutEngine(ver, v, engines, va); nowhere != "" && ver.FinishesMigrationWhenDetached() && ver.HasVolumeAttachments() && va != nil && !va.HasTicketOn(v.Spec.NodeID) {
 		f.Severity, f.Action = SeverityWarning, ActionNone
 		f.Reason = fmt.Sprintf("no engine is on spec.nodeID %s (%s) and no ticket asks for the volume there: Longhorn %s detaches it while it finishes the confirm or rollback, and whether the finish completes or leaves the volume detached with its extra engine depends on timing; do not delete engines or replicas by hand, and run scan again once it has detached (docs/troubleshooting-migration-family.md)",
 			v.Spec.NodeID, enginesWhere(engines), ver)
@@ -429,6 +429,26 @@ func confirmingOn112(ver longhorn.Version, v *longhorn.Volume, va *longhorn.Volu
 		orNone(v.Spec.NodeID), v.Spec.MigrationNodeID, ver, docs.ConfirmCleanup, v.Name, f.Reason)
 }
 
+// requestCleared: a migration request of a one-engine volume that no
+// csi-attacher ticket asks for, from 1.5 (read from a VolumeAttachment).
+func requestCleared(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, va *longhorn.VolumeAttachment) bool {
+	return ver.HasVolumeAttachments() && va != nil && len(engines) <= 1 && v.Spec.MigrationNodeID != "" &&
+		!slices.Contains(va.CSITicketNodes(), v.Spec.MigrationNodeID)
+}
+
+// migrationOntoNode warns of a migration whose target is spec.nodeID
+// itself while the volume is still served from another node: neither a
+// start nor a confirm ever comes (Longhorn 1.12.0 held explorer seed 37
+// state 79 so).
+func migrationOntoNode(v *longhorn.Volume, f *Finding) {
+	if f.Severity != SeverityInfo || v.Spec.MigrationNodeID != v.Spec.NodeID || v.Status.CurrentNodeID == v.Spec.NodeID {
+		return
+	}
+	f.Severity = SeverityWarning
+	f.Reason = fmt.Sprintf("spec.migrationNodeID and spec.nodeID both name %s while the volume is served from %s: Longhorn neither finishes nor reverts such a migration; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
+		v.Spec.NodeID, orNone(v.Status.CurrentNodeID), f.Reason)
+}
+
 // faultedInFlight warns of a migration in flight on a faulted volume:
 // Longhorn detaches it, and with csi-attacher tickets still on both nodes
 // it stays detached until one of them goes (Longhorn 1.10.0, explorer seed
@@ -574,7 +594,7 @@ func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeA
 // engine's may part for good: Longhorn 1.5.3 ended explorer seed 27 state
 // 92 so in two runs and finished it in another (known entry E35).
 // Says why, or "".
-func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) string {
+func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, va *longhorn.VolumeAttachment) string {
 	// Before 1.5 Longhorn recovered such states by itself (1.4.3, the
 	// confirm-parked fixtures of seed 28): the attach puts an engine on
 	// spec.nodeID.
@@ -593,19 +613,22 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 		switch {
 		case e.Spec.NodeID == v.Spec.NodeID:
 			return ""
+		case e.Spec.Active && e.Spec.NodeID == "" && v.Status.CurrentNodeID == v.Spec.NodeID && !e.Deleting() &&
+			(!ver.HasVolumeAttachments() || va.HasTicketOn(v.Spec.NodeID)):
+			// the volume controller puts the current engine on the
+			// volume's node first, while a ticket keeps it attached
+			// (Longhorn 1.12.0 finished explorer seed 37 state 67 so;
+			// without the ticket, seed 35 state 90, it detaches instead)
+			return ""
 		case pending != "" && e.Spec.NodeID == pending:
 			onPending = e
 		}
 		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
 	}
-	if onPending == nil && !cmn && !ver.AtLeast(1, 6, 0) {
-		// not run on 1.5: two engines, neither on spec.nodeID nor pending,
-		// with status.currentMigrationNodeID empty. From 1.6 the finish
-		// needs the engine on spec.nodeID with or without it: Longhorn
-		// 1.6.2 held explorer seed 27 state 92 so (currentNodeID moved,
-		// the active engine left on the old node).
-		return ""
-	}
+	// With status.currentMigrationNodeID empty too the finish needs the
+	// engine on spec.nodeID: Longhorn 1.6.2 held explorer seed 27 state 92
+	// so (currentNodeID moved, the active engine left on the old node),
+	// and 1.5.3 seed 37 state 23 (the active engine on another node).
 	if onPending != nil {
 		return fmt.Sprintf("stuck: Longhorn finishes a confirm or rollback by moving status.currentNodeID to spec.nodeID %s, and takes engine %s on status.pendingNodeID %s as the current one as no engine is on %s: the volume's node and its engine's then differ, and Longhorn will not correct it by itself; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
 			v.Spec.NodeID, onPending.Name, pending, v.Spec.NodeID)
@@ -647,7 +670,7 @@ func leftoverPendingOnMove(ver longhorn.Version, v *longhorn.Volume, va *longhor
 // same shape without currentMigrationNodeID.
 func pickFailsBeforeFinish(ver longhorn.Version, v *longhorn.Volume, engines, active []*longhorn.Engine, f *Finding) {
 	cur, node := v.Status.CurrentNodeID, v.Spec.NodeID
-	if f.Severity != SeverityInfo || !ver.AtLeast(1, 7, 0) || len(active) != 0 || cur == "" || node == "" || cur == node {
+	if f.Severity != SeverityInfo || !ver.HasCurrentMigrationNodeID() || len(active) != 0 || cur == "" || node == "" || cur == node {
 		return
 	}
 	var onNode, onCur []string
@@ -666,13 +689,14 @@ func pickFailsBeforeFinish(ver longhorn.Version, v *longhorn.Volume, engines, ac
 		// The pick takes the one engine, on status.currentNodeID; the
 		// finish then moves status.currentNodeID to spec.nodeID and finds
 		// no engine there or on status.currentMigrationNodeID (Longhorn
-		// 1.10.0, explorer seed 33 states 133 and 141).
+		// 1.10.0, explorer seed 33 states 133 and 141; 1.5.3, seed 37
+		// state 26).
 		f.Severity, f.Action = SeverityWarning, ActionNone
 		f.Reason = fmt.Sprintf("stuck: no engine is active; Longhorn makes %s on status.currentNodeID %s the current one, then finishes the confirm or rollback by moving status.currentNodeID to spec.nodeID %s, where no engine is: every sync then fails with \"cannot find the current engine for the switching\" (Longhorn %s held such a volume so); do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md) (%s)",
 			onCur[0], cur, node, ver, f.Reason)
 		return
 	}
-	if len(onNode) == 0 || len(onCur) == 0 {
+	if len(onNode) == 0 || len(onCur) == 0 || !ver.AtLeast(1, 7, 0) {
 		return
 	}
 	f.Severity, f.Action = SeverityWarning, ActionNone

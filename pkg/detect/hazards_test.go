@@ -95,11 +95,12 @@ func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 	s.volume().Status.CurrentMigrationNodeID = ""
 	_, f = s.classify(t)
 	wantWarning(t, vcL16.name+" no cmn", f, TypeMigrationFinishing, "cannot find the current engine")
+	// 1.5 with nothing pending: the finish needs the engine on
+	// spec.nodeID as from 1.6 (1.5.3 held seed 37 state 23 so)
 	s = build(vcL15f)
 	s.volume().Status.PendingNodeID = ""
-	if _, f := s.classify(t); f.Severity != SeverityInfo {
-		t.Errorf("1.5, nothing pending: %s: %s", f.Severity, f.Reason)
-	}
+	_, f = s.classify(t)
+	wantWarning(t, vcL15f.name+", nothing pending", f, TypeMigrationFinishing, "cannot find the current engine")
 }
 
 // A detached volume with two engines and no node anywhere in its node
@@ -340,7 +341,7 @@ func TestFinishingPickThenNoEngine(t *testing.T) {
 	for _, tc := range []struct {
 		vc   versionCase
 		warn bool
-	}{{versionCase{"L15f-1.10.0", "v1.10.0", false}, true}, {vcL16, false}} {
+	}{{versionCase{"L15f-1.10.0", "v1.10.0", false}, true}, {vcL16, true}, {vcL15f, true}, {vcL14a, false}} {
 		s := migrating(tc.vc, "vol")
 		v := s.volume()
 		v.Spec.MigrationNodeID, v.Spec.NodeID = "", nodeB
@@ -463,6 +464,46 @@ func TestTicketBeyondMigration(t *testing.T) {
 	if _, f := s.classify(t); f.Severity != SeverityInfo {
 		t.Errorf("tickets on source and target: %s/%s: %s", f.Type, f.Severity, f.Reason)
 	}
+}
+
+// A one-engine volume's migration request that no csi ticket asks for:
+// Longhorn clears it, whatever else is wrong with the migration (1.5.3,
+// seed 37 states 71 and 91).
+func TestRequestCleared(t *testing.T) {
+	for _, vc := range []versionCase{vcL15f, vc110} {
+		s := migrating(vc, "vol")
+		s.removeEngine(s.engB)
+		s.removeReplicasOf(s.engB)
+		s.volume().Status.Robustness = longhorn.RobustnessFaulted
+		s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA))
+		_, f := s.classify(t)
+		if f.Type != TypeMigrationInFlight || f.Severity != SeverityInfo || !strings.Contains(f.Reason, "clears the request") {
+			t.Errorf("%s: %s/%s: %s", vc.name, f.Type, f.Severity, f.Reason)
+		}
+		s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeA), csiTicket(s.vol, nodeB))
+		if _, f := s.classify(t); f.Severity != SeverityWarning {
+			t.Errorf("%s, the target asked for: %s/%s: %s", vc.name, f.Type, f.Severity, f.Reason)
+		}
+	}
+}
+
+// Seed 37 on 1.12.0: an active engine with no node on an attached volume
+// is put on its node before the finish (state 67, finished); a migration
+// whose target is spec.nodeID itself, served elsewhere, never moves
+// (state 79).
+func TestSeed37On112(t *testing.T) {
+	vc := versionCase{"1.12.0", "v1.12.0", false}
+	s := rolledBack(vc)
+	s.engine(s.engA).Spec.NodeID = ""
+	s.withTickets(map[string]bool{}, csiTicket(s.vol, s.volume().Spec.NodeID))
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("active engine without a node, ticket on the node: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+	s = migrating(vc, "vol")
+	s.volume().Spec.NodeID = nodeB
+	s.withTickets(map[string]bool{}, csiTicket(s.vol, nodeB))
+	_, f := s.classify(t)
+	wantWarning(t, "target is spec.nodeID", f, TypeMigrationInFlight, "both name "+nodeB)
 }
 
 // A migration whose active engine has no active replica never gets ready
