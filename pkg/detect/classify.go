@@ -180,6 +180,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 	case keep == "" || !inverted(keep, replicas):
 		stuckOnceGone(st, v, engines, replicas, keep, f)
 		deletedBesideMigration(v, replicas, pending, f) // before danglingOnceGone, whose wait it rules out
+		cleanupTakesLastCopy(replicas, pending, keep, f)
 		upgradeBesideStale(v, replicas, pending, keep, f)
 		danglingOnceGone(st.Version, replicas, pending, keep, f)
 		if f.Severity == SeverityInfo && len(engines)-len(pending) >= 2 {

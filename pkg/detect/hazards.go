@@ -525,6 +525,35 @@ func upgradeBesideStale(v *longhorn.Volume, replicas []*longhorn.Replica, pendin
 		v.WantedImage(), v.Status.CurrentImage, strings.Join(names, ", "), keep, orText(v.Namespace, longhorn.DefaultNamespace), v.Name, field, v.Status.CurrentImage, f.Reason)
 }
 
+// cleanupTakesLastCopy warns of a pending clean-up in which every active
+// replica of the engine kept has failed while replicas of the engine being
+// deleted are healthy: once it is gone Longhorn removes them as leftovers
+// and cleans up the failed ones, and no copy is left (Longhorn 1.12.0,
+// explorer seed 37 state 74: "Failed to auto salvage volume: no data
+// exists").
+func cleanupTakesLastCopy(replicas []*longhorn.Replica, pending []*longhorn.Engine, keep string, f *Finding) {
+	if f.Severity != SeverityInfo || keep == "" {
+		return
+	}
+	stale := engineSet(pending)
+	var healthy []string
+	for _, r := range sortedReplicas(replicas) {
+		switch {
+		case r.DeletionTimestamp != nil:
+		case r.Spec.EngineName == keep && r.Spec.Active && r.Spec.FailedAt == "":
+			return
+		case stale[r.Spec.EngineName] && r.Spec.HealthyAt != "" && r.Spec.FailedAt == "":
+			healthy = append(healthy, r.Name)
+		}
+	}
+	if len(healthy) == 0 {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("every active replica of %s, the engine kept, has failed, and the only healthy copies are replicas %s of the engine being deleted: once it is gone Longhorn removes them with it and the volume is left with no data; do not delete replicas or engines and do not remove the finalizer; take a support bundle and get help before the engine is gone (%s)",
+		keep, strings.Join(healthy, ", "), f.Reason)
+}
+
 // activeBeside are the active replicas of the engines of from that share
 // a data directory with an active replica of another engine (of one of
 // with, when with is not nil), each with the first such replica beside it.

@@ -157,6 +157,22 @@ func TestPendingCleanupExtraStaysWhileUpgradePending(t *testing.T) {
 	}
 }
 
+// A pending clean-up whose kept engine's replicas have all failed while
+// the engine being deleted still has healthy ones: the clean-up takes the
+// last copy (Longhorn 1.12.0, explorer seed 37 state 74).
+func TestPendingCleanupTakesLastCopy(t *testing.T) {
+	s := pendingScenario(versionCase{"1.12.0", "v1.12.0", false}, time.Second)
+	for _, r := range s.replicasOf(s.engB) {
+		r.Spec.FailedAt = t0.Format(time.RFC3339)
+	}
+	_, f := s.classify(t)
+	wantWarning(t, "kept engine failed", f, TypePendingCleanup, "the only healthy copies are replicas "+s.replicasOf(s.engA)[0].Name)
+	s.replicasOf(s.engB)[0].Spec.FailedAt = ""
+	if _, f := s.classify(t); strings.Contains(f.Reason, "the only healthy copies") {
+		t.Errorf("one kept replica healthy: %s/%s: %s", f.Type, f.Severity, f.Reason)
+	}
+}
+
 // A pending clean-up while an engine upgrade is pending, the deleted
 // engine's replicas beside the kept one's: the live upgrade can copy them
 // and activate copies naming the deleted engine (Longhorn 1.10.0, explorer
