@@ -235,11 +235,16 @@ func detachedFinishFails(v *longhorn.Volume, engines []*longhorn.Engine) bool {
 
 // enginesWhere is "N engine(s) (a on node-x, b on none)".
 func enginesWhere(engines []*longhorn.Engine) string {
+	return fmt.Sprintf("%d engine(s) (%s)", len(engines), engineNodes(engines))
+}
+
+// engineNodes is "a on node-x, b on <none>".
+func engineNodes(engines []*longhorn.Engine) string {
 	var where []string
 	for _, e := range engines {
 		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
 	}
-	return fmt.Sprintf("%d engine(s) (%s)", len(engines), strings.Join(where, ", "))
+	return strings.Join(where, ", ")
 }
 
 // sourceDown warns of a migration in flight whose active engine, the one
@@ -636,7 +641,6 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 	if !ver.AtLeast(1, 6, 0) && v.Status.PendingNodeID != v.Spec.NodeID {
 		pending = v.Status.PendingNodeID
 	}
-	var where []string
 	var onPending *longhorn.Engine
 	for _, e := range engines {
 		switch {
@@ -652,7 +656,6 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 		case pending != "" && e.Spec.NodeID == pending:
 			onPending = e
 		}
-		where = append(where, e.Name+" on "+orNone(e.Spec.NodeID))
 	}
 	// With status.currentMigrationNodeID empty too the finish needs the
 	// engine on spec.nodeID: Longhorn 1.6.2 held explorer seed 27 state 92
@@ -663,7 +666,7 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 			v.Spec.NodeID, onPending.Name, pending, v.Spec.NodeID)
 	}
 	return fmt.Sprintf("stuck: Longhorn finishes a confirm or rollback with the engine on spec.nodeID %s as the current one, and the volume has none there (%s): every sync fails with \"cannot find the current engine for the switching\" and Longhorn will not finish it by itself; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
-		v.Spec.NodeID, strings.Join(where, ", "))
+		v.Spec.NodeID, engineNodes(engines))
 }
 
 // leftoverPendingOnMove warns, on 1.5, of a volume whose csi tickets ask
