@@ -88,7 +88,7 @@ func (o *Options) defaults() {
 		o.FixTimeout = 90 * time.Second
 	}
 	if o.Workers <= 0 {
-		o.Workers = 4
+		o.Workers = 12
 	}
 	if o.Trace == nil {
 		o.Trace = func(string, ...any) {}

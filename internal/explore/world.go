@@ -240,7 +240,9 @@ type deletion struct {
 // after a local rebuild, replica auto-balance): the volume keeps its data
 // and every copy it asks for, so the removal is no loss (finding E11).
 func (w *World) redundant(ctx context.Context, r *longhorn.Replica) bool {
-	v, es, rs, err := w.sim.State(ctx, r.Spec.VolumeName)
+	// the simulator's cache: a live read per deletion listed the whole
+	// namespace each time
+	v, es, rs, err := w.sim.CachedState(ctx, r.Spec.VolumeName)
 	if err != nil || v == nil || v.Spec.NumberOfReplicas < 1 {
 		return false
 	}
@@ -325,7 +327,9 @@ func dirKey(r *longhorn.Replica) string {
 // and again) is not waited for past that: every other volume quiet, the
 // wait ends there rather than at max, and churn <= 0 waits up to max as
 // before. It reports whether every volume was quiet and, when not, the
-// volumes still changing.
+// volumes still changing. Changes are the simulator's informer events
+// (lhsim.Sim.ChangedSince): listing every object of the namespace at each
+// tick was most of a batch's CPU.
 func (w *World) Quiesce(ctx context.Context, quiet, churn, max time.Duration) (bool, []string) {
 	start := time.Now()
 	deadline := start.Add(max)
@@ -334,25 +338,23 @@ func (w *World) Quiesce(ctx context.Context, quiet, churn, max time.Duration) (b
 	}
 	type activity struct{ last, busySince time.Time }
 	vols := map[string]*activity{}
-	var seen map[string]objectVersion
+	_, mark := w.sim.ChangedSince(0)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		now := time.Now()
-		cur := w.versions(ctx)
-		if seen != nil {
-			for _, vol := range changedVolumes(seen, cur) {
-				a := vols[vol]
-				if a == nil {
-					a = &activity{busySince: now}
-					vols[vol] = a
-				} else if now.Sub(a.last) >= quiet {
-					a.busySince = now
-				}
-				a.last = now
+		var changed []string
+		changed, mark = w.sim.ChangedSince(mark)
+		for _, vol := range changed {
+			a := vols[vol]
+			if a == nil {
+				a = &activity{busySince: now}
+				vols[vol] = a
+			} else if now.Sub(a.last) >= quiet {
+				a.busySince = now
 			}
+			a.last = now
 		}
-		seen = cur
 		settled := now.Sub(start) >= quiet
 		var busy []string
 		for _, vol := range longhorn.SortedKeys(vols) {
@@ -374,48 +376,6 @@ func (w *World) Quiesce(ctx context.Context, quiet, churn, max time.Duration) (b
 		case <-tick.C:
 		}
 	}
-}
-
-// objectVersion is one Volume, Engine or Replica as Quiesce compares it.
-type objectVersion struct{ volume, resourceVersion string }
-
-// versions maps each Volume, Engine and Replica of the namespace to its
-// volume and resourceVersion (the list's own moves with writes elsewhere
-// too).
-func (w *World) versions(ctx context.Context) map[string]objectVersion {
-	out := map[string]objectVersion{}
-	for _, r := range []longhorn.Resource{longhorn.Volumes, longhorn.Engines, longhorn.Replicas} {
-		l, err := w.c.Dynamic().Resource(r.GVR()).Namespace(w.NS).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			out["error"] = objectVersion{volume: "error", resourceVersion: err.Error()}
-			continue
-		}
-		for _, it := range l.Items {
-			vol := it.GetName()
-			if r != longhorn.Volumes {
-				vol, _, _ = unstructured.NestedString(it.Object, "spec", "volumeName")
-			}
-			out[r.Kind+"/"+it.GetName()] = objectVersion{volume: vol, resourceVersion: it.GetResourceVersion()}
-		}
-	}
-	return out
-}
-
-// changedVolumes lists the volumes of the objects that differ between a
-// and b (changed, created or deleted).
-func changedVolumes(a, b map[string]objectVersion) []string {
-	set := map[string]bool{}
-	for k, v := range b {
-		if a[k] != v {
-			set[v.volume] = true
-		}
-	}
-	for k, v := range a {
-		if _, ok := b[k]; !ok {
-			set[v.volume] = true
-		}
-	}
-	return longhorn.SortedKeys(set)
 }
 
 // State reads vol's objects.

@@ -141,7 +141,7 @@ func (s *Sim) listU(ctx context.Context, r longhorn.Resource) ([]unstructured.Un
 	return items, nil
 }
 
-func (s *Sim) store(r longhorn.Resource) cache.Store {
+func (s *Sim) store(r longhorn.Resource) cache.Indexer {
 	if s.stores == nil {
 		return nil
 	}
@@ -250,11 +250,18 @@ func rvAtLeast(rv string) func(*unstructured.Unstructured) bool {
 // without the label (Longhorn's webhook would have added it), by
 // spec.volumeName.
 func belongsTo(u *unstructured.Unstructured, vol string) bool {
+	return volumeKey(u) == vol
+}
+
+// volumeKey is the volume belongsTo takes an engine or replica to belong
+// to: its longhornvolume label when it has one (even empty), else
+// spec.volumeName.
+func volumeKey(u *unstructured.Unstructured) string {
 	if l, ok := u.GetLabels()[longhorn.VolumeLabel]; ok {
-		return l == vol
+		return l
 	}
 	v, _, _ := unstructured.NestedString(u.Object, "spec", "volumeName")
-	return v == vol
+	return v
 }
 
 // volumeOf returns the volume an engine or replica belongs to.

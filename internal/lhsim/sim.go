@@ -67,7 +67,12 @@ type Sim struct {
 
 	queue   workqueue.TypedRateLimitingInterface[string]
 	factory dynamicinformer.DynamicSharedInformerFactory
-	stores  map[string]cache.Store // by plural
+	stores  map[string]cache.Indexer // by plural; engines and replicas indexed byVolume
+
+	// changes: per volume, the sequence number of the last event of its
+	// Volume, Engines or Replicas (ChangedSince).
+	changes   map[string]uint64
+	changeSeq uint64
 
 	mu         sync.Mutex
 	started    bool
@@ -246,10 +251,16 @@ func (s *Sim) Start(ctx context.Context) error {
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "lhsim-" + s.ns},
 	)
 	s.factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.dyn, 0, s.ns, nil)
-	s.stores = map[string]cache.Store{}
+	s.stores = map[string]cache.Indexer{}
 	for _, r := range s.watched() {
 		inf := s.factory.ForResource(r.GVR()).Informer()
 		plural := r.Plural
+		if r == longhorn.Engines || r == longhorn.Replicas {
+			if err := inf.AddIndexers(cache.Indexers{byVolume: indexByVolume}); err != nil {
+				cancel()
+				return fmt.Errorf("lhsim: %w", err)
+			}
+		}
 		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { s.onEvent(plural, obj, false) },
 			UpdateFunc: func(_, obj any) { s.onEvent(plural, obj, false) },
@@ -259,7 +270,7 @@ func (s *Sim) Start(ctx context.Context) error {
 			cancel()
 			return fmt.Errorf("lhsim: %w", err)
 		}
-		s.stores[plural] = inf.GetStore()
+		s.stores[plural] = inf.GetIndexer()
 	}
 	s.factory.Start(runCtx.Done())
 	for gvr, ok := range s.factory.WaitForCacheSync(runCtx.Done()) {
@@ -369,12 +380,14 @@ func (s *Sim) onEvent(plural string, obj any, deleted bool) {
 	name := u.GetName()
 	switch plural {
 	case longhorn.Volumes.Plural:
+		s.touch(name)
 		s.enqueue(key(kindVolume, name))
 		if s.b.va {
 			s.enqueue(key(kindVA, name))
 		}
 	case longhorn.Engines.Plural:
 		vol := volumeOf(u)
+		s.touch(vol)
 		s.enqueue(key(kindEngine, name), key(kindVolume, vol))
 		if s.b.va {
 			s.enqueue(key(kindVA, vol))
@@ -384,12 +397,11 @@ func (s *Sim) onEvent(plural string, obj any, deleted bool) {
 		}
 	case longhorn.Replicas.Plural:
 		vol := volumeOf(u)
+		s.touch(vol)
 		s.enqueue(key(kindReplica, name), key(kindVolume, vol))
 		// engines report their replicas' modes
-		for _, o := range s.stores[longhorn.Engines.Plural].List() {
-			if e, ok := o.(*unstructured.Unstructured); ok && volumeOf(e) == vol {
-				s.enqueue(key(kindEngine, e.GetName()))
-			}
+		for _, o := range s.ofVolume(longhorn.Engines, vol) {
+			s.enqueue(key(kindEngine, o.GetName()))
 		}
 		if deleted {
 			s.enqueue(keyIM)
@@ -428,6 +440,35 @@ func (s *Sim) enqueueAll() {
 		}
 	}
 	s.enqueue(keyIM)
+}
+
+// touch records an event of vol's objects (ChangedSince).
+func (s *Sim) touch(vol string) {
+	s.mu.Lock()
+	s.changeSeq++
+	if s.changes == nil {
+		s.changes = map[string]uint64{}
+	}
+	s.changes[vol] = s.changeSeq
+	s.mu.Unlock()
+}
+
+// ChangedSince lists, sorted, the volumes whose Volume, Engines or
+// Replicas the simulator's informers saw change (created, updated or
+// deleted) after mark, and the mark to pass next time; mark 0 takes every
+// change since Start. It reads no object: a caller that polls for quiet
+// costs nothing per volume that stays still.
+func (s *Sim) ChangedSince(mark uint64) ([]string, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for vol, seq := range s.changes {
+		if seq > mark {
+			out = append(out, vol)
+		}
+	}
+	sort.Strings(out)
+	return out, s.changeSeq
 }
 
 func (s *Sim) broadcast() {
@@ -666,6 +707,13 @@ func (s *Sim) State(ctx context.Context, vol string) (*longhorn.Volume, []longho
 	return s.state(ctx, vol, true)
 }
 
+// CachedState is State as the simulator's informers last saw it (live
+// before Start): a read that costs no request, for callers that look at a
+// volume on every event of another.
+func (s *Sim) CachedState(ctx context.Context, vol string) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica, error) {
+	return s.state(ctx, vol, false)
+}
+
 func (s *Sim) state(ctx context.Context, vol string, live bool) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica, error) {
 	get, list := s.getU, s.listOf
 	if live || s.stores == nil {
@@ -698,10 +746,49 @@ func (s *Sim) state(ctx context.Context, vol string, live bool) (*longhorn.Volum
 	return v, engines, replicas, nil
 }
 
-// listOf lists the engines or replicas of a volume (from the cache).
+// listOf lists the engines or replicas of a volume (from the cache),
+// sorted by name.
 func (s *Sim) listOf(ctx context.Context, r longhorn.Resource, vol string) ([]unstructured.Unstructured, error) {
-	all, err := s.listU(ctx, r)
-	return filterVolume(all, vol), err
+	if s.store(r) == nil {
+		return s.listOfLive(ctx, r, vol)
+	}
+	var items []unstructured.Unstructured
+	for _, u := range s.ofVolume(r, vol) {
+		items = append(items, *u.DeepCopy())
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+	return items, nil
+}
+
+// byVolume indexes engines and replicas by the volume they belong to.
+const byVolume = "volume"
+
+func indexByVolume(obj any) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	return []string{volumeKey(u)}, nil
+}
+
+// ofVolume is vol's engines or replicas in the cache, not copied: callers
+// only read them.
+func (s *Sim) ofVolume(r longhorn.Resource, vol string) []*unstructured.Unstructured {
+	st := s.store(r)
+	if st == nil {
+		return nil
+	}
+	objs, err := st.ByIndex(byVolume, vol)
+	if err != nil {
+		return nil
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // listOfLive lists the engines or replicas of a volume live.
