@@ -96,8 +96,13 @@ bench:
 SEED    ?= 27
 N       ?= 500
 RELEASE ?=
+# BATCH states share one namespace and one run of the controllers;
+# PARALLEL batches run at once (a batch mostly waits for Longhorn).
+BATCH    ?= 96
+PARALLEL ?= 2
 explore:
-	EXPLORE_SEED=$(SEED) EXPLORE_N=$(N) EXPLORE_RELEASE=$(RELEASE) EXPLORE_SHRINK=1 EXPLORE_LONG=1 \
+	EXPLORE_SEED=$(SEED) EXPLORE_N=$(N) EXPLORE_RELEASE=$(RELEASE) EXPLORE_BATCH=$(BATCH) EXPLORE_PARALLEL=$(PARALLEL) \
+		EXPLORE_SHRINK=1 EXPLORE_LONG=1 \
 		nice $(GO) test -timeout 0 -run '^(TestExplore|TestFixtures)$$' -v ./internal/explore
 
 # -race: vet compiles every dependency for its export data, and with the

@@ -147,7 +147,7 @@ printf '%s\n' "${rows[@]}"
 if [ -z "${BENCH_SKIP_EXPLORE:-}" ]; then
   echo "explorer..." >&2
   rel=$(ls -d test/longhorn/v*/ | sed 's#test/longhorn/##; s#/##' | sort -V | head -1)
-  line=$(EXPLORE_N="${BENCH_EXPLORE_N:-48}" EXPLORE_RELEASE="$rel" go test -count=1 -timeout 30m -run '^TestExplore$' -v ./internal/explore 2>&1 |
+  line=$(EXPLORE_N="${BENCH_EXPLORE_N:-192}" EXPLORE_RELEASE="$rel" go test -count=1 -timeout 30m -run '^TestExplore$' -v ./internal/explore 2>&1 |
     grep -o 'Longhorn v[0-9.]*: [0-9]* states.*' | tail -1 || true)
   echo
   echo "explorer, Longhorn $rel: ${line:-no result}"

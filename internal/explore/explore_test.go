@@ -58,30 +58,47 @@ const sampleSize = 24
 // TestExplore generates states of every real release, has Longhorn's own
 // controllers judge scan's verdicts and fix's repairs on them (checks a,
 // b, c), and fails on any disagreement not in knownDisagreements. With
-// EXPLORE_N, EXPLORE_SEED, EXPLORE_BATCH and EXPLORE_RELEASE it is the
-// long run of `make explore`.
+// EXPLORE_N, EXPLORE_SEED, EXPLORE_BATCH, EXPLORE_PARALLEL and
+// EXPLORE_RELEASE it is the long run of `make explore`.
 func TestExplore(t *testing.T) {
 	seed := uint64(envInt("EXPLORE_SEED", 27))
 	n := envInt("EXPLORE_N", sampleSize)
-	batch := envInt("EXPLORE_BATCH", 24)
+	batch := envInt("EXPLORE_BATCH", 96)
 	for _, rel := range selectedReleases() {
 		t.Run(rel, func(t *testing.T) {
 			c := suite.Cluster(t, rel)
 			start := time.Now()
 			stats := newStats()
+			// Batches run par at a time, each in its own namespace with
+			// its own controllers: a batch mostly waits for Longhorn to
+			// go quiet. Results are taken in batch order.
+			var outs []chan batchOut
+			sem := make(chan struct{}, envInt("EXPLORE_PARALLEL", 2))
 			for first := 0; first < n; first += batch {
 				var cases []Case
 				for i := first; i < min(first+batch, n); i++ {
 					cases = append(cases, Case{Name: fmt.Sprintf("seed %d state %d", seed, i), State: Generate(rel, seed, i)})
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-				o := batchOptions()
-				o.Trace = t.Logf
-				res, err := Batch(ctx, c, rel, cases, o)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
+				out := make(chan batchOut, 1)
+				outs = append(outs, out)
+				go func() {
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+					defer cancel()
+					o := batchOptions()
+					o.Trace = t.Logf
+					res, err := Batch(ctx, c, rel, cases, o)
+					out <- batchOut{res, err}
+				}()
+			}
+			for _, out := range outs {
+				b := <-out
+				if b.err != nil {
+					t.Error(b.err)
+					continue
 				}
+				res := b.res
 				record(t, rel, res)
 				for _, r := range res {
 					stats.add(r)
@@ -103,6 +120,12 @@ func TestExplore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// batchOut is one batch's results, or why it failed.
+type batchOut struct {
+	res []Result
+	err error
 }
 
 // TestFixtures replays every saved disagreement on its release: a fixed
