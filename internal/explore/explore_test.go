@@ -81,8 +81,8 @@ func TestExplore(t *testing.T) {
 				}
 				out := make(chan batchOut, 1)
 				outs = append(outs, out)
+				sem <- struct{}{} // in batch order
 				go func() {
-					sem <- struct{}{}
 					defer func() { <-sem }()
 					ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 					defer cancel()
