@@ -69,29 +69,32 @@ func TestExplore(t *testing.T) {
 			c := suite.Cluster(t, rel)
 			start := time.Now()
 			stats := newStats()
-			// Batches run par at a time, each in its own namespace with
+			// Batches run EXPLORE_PARALLEL at a time, each in its own namespace with
 			// its own controllers: a batch mostly waits for Longhorn to
 			// go quiet. Results are taken in batch order.
 			var outs []chan batchOut
-			sem := make(chan struct{}, envInt("EXPLORE_PARALLEL", 2))
 			for first := 0; first < n; first += batch {
-				var cases []Case
-				for i := first; i < min(first+batch, n); i++ {
-					cases = append(cases, Case{Name: fmt.Sprintf("seed %d state %d", seed, i), State: Generate(rel, seed, i)})
-				}
-				out := make(chan batchOut, 1)
-				outs = append(outs, out)
-				sem <- struct{}{} // in batch order
-				go func() {
-					defer func() { <-sem }()
-					ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-					defer cancel()
-					o := batchOptions()
-					o.Trace = t.Logf
-					res, err := Batch(ctx, c, rel, cases, o)
-					out <- batchOut{res, err}
-				}()
+				outs = append(outs, make(chan batchOut, 1))
 			}
+			go func() {
+				sem := make(chan struct{}, envInt("EXPLORE_PARALLEL", 2))
+				for k, out := range outs {
+					var cases []Case
+					for i := k * batch; i < min((k+1)*batch, n); i++ {
+						cases = append(cases, Case{Name: fmt.Sprintf("seed %d state %d", seed, i), State: Generate(rel, seed, i)})
+					}
+					sem <- struct{}{} // in batch order
+					go func() {
+						defer func() { <-sem }()
+						ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+						defer cancel()
+						o := batchOptions()
+						o.Trace = t.Logf
+						res, err := Batch(ctx, c, rel, cases, o)
+						out <- batchOut{res, err}
+					}()
+				}
+			}()
 			for _, out := range outs {
 				b := <-out
 				if b.err != nil {
