@@ -270,6 +270,17 @@ var knownDisagreements = []Known{
 	{Entry: "E41", Kind: KindFalseAlarm, Match: func(r Result) bool {
 		return r.finding != nil && strings.Contains(r.finding.Reason, "longhorn#11479")
 	}},
+	// E42 (1.12.0): a pending clean-up that takes the volume's only healthy
+	// copies (cleanupTakesLastCopy). Longhorn removes them, then either
+	// leaves the volume faulted ("Failed to auto salvage volume: no data
+	// exists", seed 37 state 74, three runs of four) or, with no Replica
+	// CR left, treats it as new and starts it on a fresh, empty replica
+	// (one run): the judge sees one active engine and a running replica
+	// and calls it converged, though the data went with the removed
+	// copies. The judge has no lineage of a directory's data to tell.
+	{Entry: "E42", Kind: KindFalseAlarm, Match: func(r Result) bool {
+		return r.finding != nil && strings.Contains(r.finding.Reason, "the volume is left with no data")
+	}},
 	// E17 (1.5.3): a finishing confirm or rollback that F4's robustness
 	// rule calls stuck (robustness faulted or unknown) and that Longhorn
 	// finishes by itself. Its empty-status.currentNodeID half is fixed

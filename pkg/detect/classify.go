@@ -68,6 +68,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			migrationOntoSource(v, engines, &f)
 			migrationOntoNode(v, &f)
 			activeCloneBeside(v, engines, replicas, &f)
+			revertTakesCopy(v, engines, replicas, &f)
 			faultedInFlight(v, &f)
 			sourceWithoutReplicas(engines, replicas, &f)
 			failedCloneRecloned(st.Version, v, engines, replicas, idx.vas[v.Name], &f)

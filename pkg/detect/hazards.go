@@ -350,6 +350,53 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 		strings.Join(clones, ", "), strings.Join(beside, ", "), strings.Join(clones, ", "), f.Reason)
 }
 
+// revertTakesCopy warns of a migration in flight that Longhorn will revert
+// (an extra engine on neither spec.migrationNodeID nor an unset node, or
+// more than one extra engine: processMigration's "unexpected state for
+// migration") while a replica of an extra engine is active on a data
+// directory that no active replica of the serving engine uses. The revert
+// deletes every replica that does not name the current engine, and
+// deleting an active replica removes its directory: that copy goes, with
+// the serving engine's copies kept (Longhorn 1.9.0, 1.10.0, 1.11.1 and
+// 1.12.0 did so from explorer seed 35 state 2, the volume left degraded).
+// A replica active beside a serving one is activeCloneBeside's.
+func revertTakesCopy(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+	if f.Severity != SeverityInfo || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
+		// processMigration returns before the revert
+		return
+	}
+	extra := map[string]bool{}
+	invalid := false
+	for _, e := range engines {
+		if e.Spec.Active || e.Deleting() {
+			continue
+		}
+		extra[e.Name] = true
+		invalid = invalid || (e.Spec.NodeID != "" && e.Spec.NodeID != v.Spec.MigrationNodeID)
+	}
+	if !invalid && len(extra) < 2 {
+		return
+	}
+	served := map[string]bool{}
+	for _, r := range replicas {
+		if r.Spec.Active && r.DeletionTimestamp == nil && !extra[r.Spec.EngineName] {
+			served[dirKey(r)] = true
+		}
+	}
+	var names, dirs []string
+	for _, r := range sortedReplicas(replicas) {
+		if extra[r.Spec.EngineName] && r.Spec.Active && r.DeletionTimestamp == nil && !served[dirKey(r)] {
+			names, dirs = append(names, r.Name), append(dirs, r.Spec.NodeID+":"+r.Spec.DataDirectoryName)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("Longhorn reverts this migration (an extra engine is not on %s, or there are several) and its revert deletes every replica of the extra engines: %s, active on %s, which no replica of the serving engine uses, go with those directories, one copy each; the serving engine keeps its replicas and the volume rebuilds the copies it lacks. Do not delete engines or replicas by hand; if those directories may hold the only good copy, get help before Longhorn syncs, see docs/troubleshooting-two-active-engines.md (%s)",
+		orNone(v.Spec.MigrationNodeID), strings.Join(names, ", "), strings.Join(dirs, ", "), f.Reason)
+}
+
 // failedCloneRecloned warns of a migration in flight in which a clone of
 // the migration engine has failed (spec.failedAt): Longhorn leaves it out,
 // clones its data directory again and restarts the migration engine to

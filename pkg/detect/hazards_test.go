@@ -587,3 +587,32 @@ func TestFaultedInFlight(t *testing.T) {
 	_, f := s.classify(t)
 	wantWarning(t, "1.10.0", f, TypeMigrationInFlight, "the volume is faulted during the migration")
 }
+
+// A migration Longhorn reverts (its engine is on neither the migration
+// node nor unset) deletes every replica of that engine: one active on a
+// directory of its own loses that copy (Longhorn 1.9.0–1.12.0, explorer
+// seed 35 state 2). With the engine on the migration node, or the copy
+// inactive, nothing is said.
+func TestRevertTakesCopy(t *testing.T) {
+	const nodeD = "node-d"
+	for _, vc := range []versionCase{vcL14a, {"1.12.0", "v1.12.0", false}} {
+		build := func(node string, active bool) *scenario {
+			s := migrating(vc, "vol")
+			s.engine(s.engB).Spec.NodeID = node
+			r := replica(s.vol, s.vol+"-r-own", node, s.engB, active)
+			s.st.Replicas = append(s.st.Replicas, r)
+			return s
+		}
+		_, f := build(nodeD, true).classify(t)
+		wantWarning(t, vc.name+": engine off the migration node", f, TypeMigrationInFlight, "vol-r-own, active on node-d:vol-node-d")
+		for _, c := range []struct {
+			what   string
+			node   string
+			active bool
+		}{{"engine on the migration node", nodeB, true}, {"copy inactive", nodeD, false}} {
+			if _, f := build(c.node, c.active).classify(t); f.Severity != SeverityInfo && strings.Contains(f.Reason, "reverts this migration") {
+				t.Errorf("%s: %s: %s/%s: %s", vc.name, c.what, f.Type, f.Severity, f.Reason)
+			}
+		}
+	}
+}
