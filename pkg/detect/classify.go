@@ -165,7 +165,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 				// one sync the old engine is on the current node.
 				f.Reason = fmt.Sprintf("a confirm is finishing: spec.nodeID is %s, where engine %s waits to take over, and active engine %s on %s is being deleted (for %s); Longhorn moves status.currentNodeID on the same sync, so this lasts moments; look again if it lasts longer than %s",
 					v.Spec.NodeID, next, e.Name, serving, age.Round(time.Second), opts.PendingThreshold)
-				danglingOnceGone(st.Version, replicas, pending, keep, f)
+				danglingOnceGone(st.Version, engines, replicas, pending, keep, f)
 				return
 			}
 			// The engine being deleted is the one on the current node: if
@@ -183,7 +183,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 		deletedBesideMigration(v, replicas, pending, f) // before danglingOnceGone, whose wait it rules out
 		cleanupTakesLastCopy(replicas, pending, keep, f)
 		upgradeBesideStale(v, replicas, pending, keep, f)
-		danglingOnceGone(st.Version, replicas, pending, keep, f)
+		danglingOnceGone(st.Version, engines, replicas, pending, keep, f)
 		if f.Severity == SeverityInfo && len(engines)-len(pending) >= 2 {
 			// an extra engine stays once these are gone, for
 			// processMigration to remove (Longhorn 1.5.3 kept it while an

@@ -61,9 +61,17 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 // replicas of the engine kept: Longhorn 1.10.0 removed the engine and left
 // them active, naming it (explorer seed 27 state 33), the state scan then
 // calls DanglingReplicas; so did 1.9.0 and 1.12.0. 1.4.3 finished the same
-// state cleanly; 1.5–1.8 were not run from it.
-func danglingOnceGone(ver longhorn.Version, replicas []*longhorn.Replica, pending []*longhorn.Engine, keep string, f *Finding) {
-	if f.Severity != SeverityInfo || keep == "" || !ver.AtLeast(1, 9, 0) {
+// state cleanly, but not with the engine kept in error: it left such a
+// replica active beside the kept engine's, naming the removed engine
+// (explorer seed 45 state 28); 1.5–1.8 were not run from it.
+func danglingOnceGone(ver longhorn.Version, engines []*longhorn.Engine, replicas []*longhorn.Replica, pending []*longhorn.Engine, keep string, f *Finding) {
+	if f.Severity != SeverityInfo || keep == "" {
+		return
+	}
+	keptDown := slices.ContainsFunc(engines, func(e *longhorn.Engine) bool {
+		return e.Name == keep && e.Status.CurrentState != longhorn.StateRunning
+	})
+	if !ver.AtLeast(1, 9, 0) && !keptDown {
 		return
 	}
 	names, _ := activeBeside(replicas, engineSet(pending), map[string]bool{keep: true})
@@ -165,6 +173,22 @@ func finishingHazard(ver longhorn.Version, v *longhorn.Volume, engines, active [
 				a.Name, orNone(a.Spec.NodeID), e.Name, v.Spec.NodeID, ver)
 			return
 		}
+	}
+	// Before 1.5, with no engine on spec.nodeID at all while the active one
+	// runs elsewhere: the attach sets status.currentNodeID to spec.nodeID
+	// and refuses to start the active engine there ("engine is on node … vs
+	// volume on …, must detach first"), and the finish finds no engine on
+	// that node ("cannot find the current engine for the switching"), at
+	// every sync (Longhorn 1.4.3, explorer seed 45 state 37). With the
+	// active engine stopped it detaches and attaches on spec.nodeID again
+	// (seed 28 state 160, below).
+	if !ver.HasVolumeAttachments() && v.Status.CurrentNodeID == "" && v.Spec.NodeID != "" && a.Spec.NodeID != "" &&
+		a.Spec.NodeID != v.Spec.NodeID && a.Status.CurrentState == longhorn.StateRunning && engineOn(engines, v.Spec.NodeID) == nil &&
+		v.Status.PendingNodeID == "" && v.Status.Robustness != longhorn.RobustnessFaulted {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("stuck: status.currentNodeID is empty, so Longhorn %s attaches the volume on spec.nodeID %s, where no engine is (%s): it will not start the active engine %s there while it runs on %s (\"must detach first\"), and the finish of the confirm or rollback finds no engine on %s, at every sync; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
+			ver, v.Spec.NodeID, engineNodes(engines), a.Name, a.Spec.NodeID, v.Spec.NodeID)
+		return
 	}
 	// Seen from 1.5 with a ticket keeping the volume attached. With none the
 	// volume detaches, which ends it cleanly (state 0: Longhorn 1.5.3

@@ -282,6 +282,13 @@ func TestPendingCleanupDanglingOnceGone(t *testing.T) {
 			t.Errorf("%s: %s/%s: %s", tc.vc.name, f.Type, f.Severity, f.Reason)
 		}
 	}
+	// before 1.9 too when the engine kept is not running (1.4.3, seed 45
+	// state 28, the kept engine in error)
+	s = pendingScenario(vcL14a, time.Second)
+	s.setReplicasActive(s.engA, true)
+	s.engine(s.engB).Status.CurrentState = "error"
+	_, f = s.classify(t)
+	wantWarning(t, "1.4, kept engine in error", f, TypePendingCleanup, "leaves them active, naming it")
 	// one of them active on a directory of its own: left so too (1.12.0,
 	// seed 35 state 1)
 	s = pendingScenario(vc, time.Second)
@@ -613,6 +620,35 @@ func TestRevertTakesCopy(t *testing.T) {
 			if _, f := build(c.node, c.active).classify(t); f.Severity != SeverityInfo && strings.Contains(f.Reason, "reverts this migration") {
 				t.Errorf("%s: %s: %s/%s: %s", vc.name, c.what, f.Type, f.Severity, f.Reason)
 			}
+		}
+	}
+}
+
+// Longhorn 1.4.3 (explorer seed 45 state 37): two engines, no migration,
+// status.currentNodeID empty, the active engine running on node-a and no
+// engine on spec.nodeID node-b: the attach will not start the active
+// engine on node-b and the finish finds no engine there. With the active
+// engine stopped, or on 1.5+, this rule says nothing.
+func TestFinishWithActiveEngineElsewhereOn14(t *testing.T) {
+	build := func(vc versionCase, state string) *scenario {
+		s := migrating(vc, "vol")
+		v := s.volume()
+		v.Spec.MigrationNodeID, v.Status.CurrentMigrationNodeID = "", ""
+		v.Spec.NodeID, v.Status.CurrentNodeID = nodeB, ""
+		b := s.engine(s.engB)
+		b.Spec.NodeID, b.Status.CurrentState = "", longhorn.StateStopped
+		s.engine(s.engA).Status.CurrentState = state
+		return s
+	}
+	_, f := build(vcL14a, longhorn.StateRunning).classify(t)
+	wantWarning(t, "1.4, active engine running elsewhere", f, TypeMigrationFinishing, "must detach first")
+	for _, c := range []struct {
+		what  string
+		vc    versionCase
+		state string
+	}{{"1.4, active engine stopped", vcL14a, longhorn.StateStopped}, {"1.6", vcL16, longhorn.StateRunning}} {
+		if _, f := build(c.vc, c.state).classify(t); strings.Contains(f.Reason, "must detach first") {
+			t.Errorf("%s: %s/%s: %s", c.what, f.Type, f.Severity, f.Reason)
 		}
 	}
 }
