@@ -281,6 +281,19 @@ var knownDisagreements = []Known{
 	{Entry: "E42", Kind: KindFalseAlarm, Match: func(r Result) bool {
 		return r.finding != nil && strings.Contains(r.finding.Reason, "the volume is left with no data")
 	}},
+	// E43 (1.5.3): a stopped repair followed by a migration request: fix
+	// run again completes its writes, then Longhorn starts the requested
+	// migration and fix's verification ends "superseded" (exit 1: the
+	// change stays, Longhorn has the volume again), by design. Seed 37
+	// state 18 once its twin is handed over (the other next steps
+	// complete). Data losses are judged separately.
+	{Entry: "E43", Kind: KindRerunIncomplete, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "MultipleActiveEngines/") && onlyAfter(r, NextMigrate, func(s StopRun) bool {
+			return s.Rerun != 0
+		}) && !slices.ContainsFunc(r.Stops, func(s StopRun) bool {
+			return s.Rerun != 0 && !strings.Contains(s.Output, "1 superseded")
+		})
+	}},
 	// E17 (1.5.3): a finishing confirm or rollback that F4's robustness
 	// rule calls stuck (robustness faulted or unknown) and that Longhorn
 	// finishes by itself. Its empty-status.currentNodeID half is fixed

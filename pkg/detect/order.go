@@ -98,6 +98,44 @@ func flipChanges(ver longhorn.Version, keep string, replicas []*longhorn.Replica
 	return out
 }
 
+// handOverTwins points each inactive replica of keep on a data directory
+// where keep has an active replica (an inactive twin) at the stale engine
+// to, inactive still. Longhorn's finish of the confirm sets active every
+// replica of the engine it keeps (from 1.5.3 every healthy one), so a twin
+// left on keep became a second active Replica CR on that directory, the
+// SharedReplicaDirectory state (explorer: seed 37 state 18 on 1.5.3, seed 45
+// state 149 on 1.4.3, after fix exited 0). A twin is also a second
+// inactive replica of keep on a directory where flipChanges activates the
+// first. Handed over, it is like the
+// stale engine's other clones: inactive, and removed by Longhorn's clean-up
+// with its directory kept, which keep's active replica uses. The writes
+// change no replica's spec.active, so they go first.
+func handOverTwins(replicas []*longhorn.Replica, keep, to string) []ReplicaChange {
+	if to == "" {
+		return nil
+	}
+	// the replica of keep that serves each directory once the flags are
+	// set: its active one, else the one flipChanges activates (the first)
+	serves := map[string]string{}
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil && serves[dirKey(r)] == "" {
+			serves[dirKey(r)] = r.Name
+		}
+	}
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.EngineName == keep && r.DeletionTimestamp == nil && serves[dirKey(r)] == "" {
+			serves[dirKey(r)] = r.Name
+		}
+	}
+	var out []ReplicaChange
+	for _, r := range sortedReplicas(replicas) {
+		if r.Spec.EngineName == keep && !r.Spec.Active && r.DeletionTimestamp == nil && serves[dirKey(r)] != r.Name {
+			out = append(out, ReplicaChange{Replica: r.Name, FromEngine: keep, ToEngine: to})
+		}
+	}
+	return out
+}
+
 // inactiveDeleteWipes: from 1.5.3 (and 1.6.0) Longhorn's replica controller
 // also wipes the directory of a deleted inactive replica when no other
 // Replica CR uses it. An unknown version is treated as the newer rule.

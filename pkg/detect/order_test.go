@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,6 +256,51 @@ func TestV2OnAffectedReleasesRefused(t *testing.T) {
 		s.volume().Spec.BackendStoreDriver = longhorn.DataEngineV1
 		if _, f := s.classify(t); f.Action != ActionDelete {
 			t.Errorf("%s v1: %s/%s: %s", ver, f.Type, f.Action, f.Reason)
+		}
+	}
+}
+
+// TestTwinHandedToStaleEngine: an inactive twin of the survivor (a second
+// replica of it on a directory it serves, or will serve once the flags are
+// set) is pointed at the stale engine before any flag is written, so that
+// Longhorn's finish, which sets active every replica of the engine it
+// keeps, does not give that directory two active replicas (explorer, seed
+// 45 state 149 on 1.4.3 and seed 37 state 18 on 1.5.3: fix exited 0 and
+// Longhorn left SharedReplicaDirectory). Without a twin nothing is handed.
+func TestTwinHandedToStaleEngine(t *testing.T) {
+	for _, ver := range []string{"v1.4.3", "v1.5.3", "v1.10.0"} {
+		vc := versionCase{name: ver, version: ver}
+		s := stuck(vc, "vol")
+		if _, f := s.classify(t); slices.ContainsFunc(f.ReplicaChanges, func(c ReplicaChange) bool { return c.ToEngine != c.FromEngine }) {
+			t.Fatalf("%s: no twin, yet a replica is handed over: %+v", ver, f.ReplicaChanges)
+		}
+		// beside engB's active replica on node-a's directory, and a second
+		// inactive one on node-c's, where the flip activates the first
+		s = stuck(vc, "vol")
+		s.setReplicasActive(s.engB, false)
+		s.replicasOf(s.engB)[0].Spec.Active = true
+		s.st.Replicas = append(s.st.Replicas,
+			replica("vol", "vol-r-bbbb0009", nodeA, s.engB, false),
+			replica("vol", "vol-r-bbbb0010", nodeC, s.engB, false))
+		_, f := s.classify(t)
+		if f.Action == ActionNone {
+			t.Fatalf("%s: refused: %s", ver, f.Reason)
+		}
+		handed := map[string]bool{}
+		for i, c := range f.ReplicaChanges {
+			if c.ToEngine == c.FromEngine {
+				continue
+			}
+			if i >= 2 || c.FromEngine != s.engB || c.ToEngine != s.engA || c.FromActive || c.ToActive {
+				t.Errorf("%s: change %d %+v: want a twin of %s handed to %s, inactive, first", ver, i, c, s.engB, s.engA)
+			}
+			handed[c.Replica] = true
+		}
+		if !handed["vol-r-bbbb0009"] || !handed["vol-r-bbbb0010"] || len(handed) != 2 {
+			t.Errorf("%s: handed over %v, want vol-r-bbbb0009 and vol-r-bbbb0010", ver, handed)
+		}
+		if !strings.Contains(f.Reason, "inactive twin replicas") {
+			t.Errorf("%s: the plan does not say so: %s", ver, f.Reason)
 		}
 	}
 }
