@@ -358,9 +358,12 @@ func activeCloneBeside(v *longhorn.Volume, engines []*longhorn.Engine, replicas 
 	if f.Severity != SeverityInfo {
 		return
 	}
+	// an extra engine being deleted too: Longhorn skips it, starts a new
+	// migration engine and deletes the old one's replicas (1.4.3 wiped the
+	// directory so from explorer seed 45 states 156 and 565)
 	extra := map[string]bool{}
 	for _, e := range engines {
-		if !e.Spec.Active && !e.Deleting() {
+		if !e.Spec.Active {
 			extra[e.Name] = true
 		}
 	}

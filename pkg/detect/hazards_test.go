@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
 
@@ -54,6 +56,15 @@ func TestActiveCloneBeside(t *testing.T) {
 	clone.Spec.Active = true
 	_, f := s.classify(t)
 	wantWarning(t, "in flight", f, TypeMigrationInFlight, "set spec.active=false on "+clone.Name)
+	// the migration engine being deleted: Longhorn 1.4.3 deleted the clone
+	// and wiped the directory (explorer seed 45 states 156 and 565)
+	s = migrating(vcL14a, "vol")
+	now := metav1.Now()
+	s.engine(s.engB).DeletionTimestamp = &now
+	clone = s.replicasOf(s.engB)[0]
+	clone.Spec.Active = true
+	_, f = s.classify(t)
+	wantWarning(t, "in flight, migration engine deleting", f, TypeMigrationInFlight, "set spec.active=false on "+clone.Name)
 	for _, vc := range []versionCase{vcL15f, vcL16} {
 		s := rolledBack(vc)
 		s.replicasOf(s.engB)[0].Spec.Active = true
