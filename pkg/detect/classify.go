@@ -99,6 +99,10 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	case len(active) == 0 && len(engines) > 0 && v.Status.State == longhorn.VolumeStateAttached:
 		f.Type, f.Severity = TypeNoActiveEngine, SeverityWarning
 		f.Reason = "the volume is attached but none of its engines has spec.active=true; Longhorn cannot pick the current engine"
+		if e := pickedOffNode(st.Version, v, engines); e != nil {
+			f.Reason = fmt.Sprintf("stuck: the volume is attached but its one engine %s is not active; Longhorn %s picks it on status.currentNodeID %s and sets it active, but spec.nodeID is %s and nothing moves the volume there: it stays attached with its engine off spec.nodeID; do not delete the engine or replicas by hand, see %s",
+				e.Name, st.Version, e.Spec.NodeID, v.Spec.NodeID, docs.Troubleshooting)
+		}
 		if e, node := enginePicked(st.Version, v, engines, replicas, idx.vas[v.Name]); e != nil {
 			f.Severity, f.Action, f.Keep = SeverityInfo, ActionWait, e.Name
 			f.Reason = fmt.Sprintf("the volume is attached but none of its engines has spec.active=true; Longhorn picks %s, the one engine on %s, as the current engine at its next sync and sets it active: wait", e.Name, node)

@@ -84,6 +84,18 @@ func TestNoActiveEngineWhileAttached(t *testing.T) {
 				t.Errorf("NeedsAttention=%t Healthy=%d", res.NeedsAttention(), res.Healthy)
 			}
 
+			// the one engine on status.currentNodeID, spec.nodeID on
+			// another node: before 1.5 the pick leaves the volume attached
+			// there, its engine off spec.nodeID (seed 45 state 114 on 1.4.3)
+			if ver := vc.parsed(); ver.Known() && !ver.AtLeast(1, 5, 0) {
+				s.engine(s.engA).Spec.NodeID = nodeA
+				s.volume().Spec.NodeID = nodeB
+				if _, f := s.classify(t); f.Type != TypeNoActiveEngine || f.Severity != SeverityWarning || !strings.Contains(f.Reason, "off spec.nodeID") {
+					t.Errorf("engine on currentNodeID, spec.nodeID elsewhere: got %s/%s: %s", f.Type, f.Severity, f.Reason)
+				}
+				s.volume().Spec.NodeID = nodeA
+			}
+
 			// a confirm's two engines, neither active: on 1.4 spec.nodeID
 			// decides for a migratable volume
 			s = migrating(vc, "vol")

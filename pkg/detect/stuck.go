@@ -81,7 +81,26 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 	if !slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool { return r.Spec.Active && r.Spec.EngineName == picked.Name }) {
 		return nil, ""
 	}
+	if pickedOffNode(ver, v, engines) != nil {
+		return nil, ""
+	}
 	return picked, node
+}
+
+// pickedOffNode: before 1.5, the one engine of a volume, on
+// status.currentNodeID while spec.nodeID names another node. Longhorn
+// picks it and sets it active, and with one engine nothing moves
+// status.currentNodeID to spec.nodeID: the volume stays attached there,
+// its engine off spec.nodeID (Longhorn 1.4.3, explorer seed 45 state 114).
+func pickedOffNode(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine) *longhorn.Engine {
+	if !ver.Known() || ver.AtLeast(1, 5, 0) || len(engines) != 1 || v.Spec.NodeID == "" {
+		return nil
+	}
+	e := engines[0]
+	if e.Spec.NodeID == "" || e.Spec.NodeID == v.Spec.NodeID || e.Spec.NodeID != v.Status.CurrentNodeID {
+		return nil
+	}
+	return e
 }
 
 // switchCandidates are the engines Longhorn's datastore
