@@ -44,9 +44,12 @@ var knownDisagreements = []Known{
 	// deletes the replicas still naming the stale engine while active
 	// (seed 29 states 3, 20, 129). The untouched state loses them all the
 	// same way; the stop message says to run fix again before anything.
+	// 1.4.3 likewise with the request in spec.migrationNodeID (seed 45
+	// state 335, after the KB's delete or Harvester's patch).
 	{Entry: "E25", Kind: KindInterruptedLost, Match: func(r Result) bool {
 		s := r.Case.State
-		other := slices.ContainsFunc(s.Tickets, func(n string) bool { return n != s.NodeID && n != s.CurrentNodeID })
+		elsewhere := func(n string) bool { return n != "" && n != s.NodeID && n != s.CurrentNodeID }
+		other := slices.ContainsFunc(s.Tickets, elsewhere) || (!longhorn.MustParseVersion(s.Release).HasVolumeAttachments() && elsewhere(s.MigrationNodeID))
 		return other && (strings.HasPrefix(r.Finding, "MultipleActiveEngines/") || strings.HasPrefix(r.Finding, "DanglingReplicas/"))
 	}},
 	// E26 (1.5.3): two active engines and no attachment ticket on
