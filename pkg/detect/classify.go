@@ -169,6 +169,7 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 				// one sync the old engine is on the current node.
 				f.Reason = fmt.Sprintf("a confirm is finishing: spec.nodeID is %s, where engine %s waits to take over, and active engine %s on %s is being deleted (for %s); Longhorn moves status.currentNodeID on the same sync, so this lasts moments; look again if it lasts longer than %s",
 					v.Spec.NodeID, next, e.Name, serving, age.Round(time.Second), opts.PendingThreshold)
+				keptWithoutReplicas(replicas, keep, f)
 				danglingOnceGone(st.Version, engines, replicas, pending, keep, f)
 				return
 			}
@@ -187,7 +188,13 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 		deletedBesideMigration(v, replicas, pending, f) // before danglingOnceGone, whose wait it rules out
 		cleanupTakesLastCopy(replicas, pending, keep, f)
 		upgradeBesideStale(v, replicas, pending, keep, f)
+		keptWithoutReplicas(replicas, keep, f)
 		danglingOnceGone(st.Version, engines, replicas, pending, keep, f)
+		if v.Spec.MigrationNodeID != "" {
+			// once the engine is gone the request is processed with the
+			// kept engine on the target (Longhorn 1.4.3, seed 45 state 378)
+			migrationOntoSource(v, engines, f)
+		}
 		if f.Severity == SeverityInfo && len(engines)-len(pending) >= 2 {
 			// an extra engine stays once these are gone, for
 			// processMigration to remove (Longhorn 1.5.3 kept it while an

@@ -60,10 +60,11 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 // engine being deleted are active on the data directories of active
 // replicas of the engine kept: Longhorn 1.10.0 removed the engine and left
 // them active, naming it (explorer seed 27 state 33), the state scan then
-// calls DanglingReplicas; so did 1.9.0 and 1.12.0. 1.4.3 finished the same
-// state cleanly, but not with the engine kept in error: it left such a
-// replica active beside the kept engine's, naming the removed engine
-// (explorer seed 45 state 28); 1.5–1.8 were not run from it.
+// calls DanglingReplicas; so did 1.9.0 and 1.12.0. 1.4.3 went both ways:
+// it finished seed 27 state 33 cleanly (known entry E44) and left such
+// replicas active naming the removed engine from seed 45 states 28 (the
+// engine kept in error) and 175; 1.5–1.8 were not run from it (but for
+// the engine kept down, as on 1.4.3).
 func danglingOnceGone(ver longhorn.Version, engines []*longhorn.Engine, replicas []*longhorn.Replica, pending []*longhorn.Engine, keep string, f *Finding) {
 	if f.Severity != SeverityInfo || keep == "" {
 		return
@@ -71,8 +72,8 @@ func danglingOnceGone(ver longhorn.Version, engines []*longhorn.Engine, replicas
 	keptDown := slices.ContainsFunc(engines, func(e *longhorn.Engine) bool {
 		return e.Name == keep && e.Status.CurrentState != longhorn.StateRunning
 	})
-	if !ver.AtLeast(1, 9, 0) && !keptDown {
-		return
+	if ver.Known() && ver.AtLeast(1, 5, 0) && !ver.AtLeast(1, 9, 0) && !keptDown {
+		return // 1.5–1.8: not run from such a state
 	}
 	names, _ := activeBeside(replicas, engineSet(pending), map[string]bool{keep: true})
 	if len(names) > 0 {
@@ -95,6 +96,21 @@ func danglingOnceGone(ver longhorn.Version, engines []*longhorn.Engine, replicas
 	f.Severity, f.Action = SeverityWarning, ActionNone
 	f.Reason = fmt.Sprintf("replicas %s of the engine being deleted are still active: once the engine is gone Longhorn %s leaves them active, naming it, and does not clean them up; never delete a replica; run scan again once the engine is gone (DanglingReplicas, docs/troubleshooting-two-active-engines.md) (%s)",
 		strings.Join(names, ", "), ver, f.Reason)
+}
+
+// keptWithoutReplicas warns of a pending clean-up whose kept engine has
+// no replica at all: nothing hands it one, so it never starts (Longhorn
+// 1.4.3 left explorer seed 45 state 510, an rwo volume whose one replica
+// named a removed engine, attaching for good).
+func keptWithoutReplicas(replicas []*longhorn.Replica, keep string, f *Finding) {
+	if f.Severity != SeverityInfo || keep == "" || slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool {
+		return r.Spec.EngineName == keep && r.DeletionTimestamp == nil
+	}) {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("stuck once it is gone: %s, the engine kept, has no replica of its own, and nothing gives it one: it never starts; never delete a replica; find the replicas that hold the data (kubectl get replicas.longhorn.io -l longhornvolume=%s) and see docs/troubleshooting-two-active-engines.md (%s)",
+		keep, f.Volume, f.Reason)
 }
 
 // finishingHazard warns of a confirm or rollback being finished that
@@ -309,7 +325,7 @@ func migrationOntoSource(v *longhorn.Volume, engines []*longhorn.Engine, f *Find
 	}
 	for _, e := range engines {
 		if e.IsActive() && e.Spec.NodeID != "" && e.Spec.NodeID == v.Spec.MigrationNodeID {
-			f.Severity = SeverityWarning
+			f.Severity, f.Action = SeverityWarning, ActionNone
 			f.Reason = fmt.Sprintf("the migration's target %s is the node the active engine %s already runs on: Longhorn places the migration engine beside it and the migration never gets ready; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
 				v.Spec.MigrationNodeID, e.Name, f.Reason)
 			return
@@ -447,9 +463,12 @@ func failedCloneRecloned(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 	if mig == nil || mig.Spec.Active {
 		return
 	}
+	// a clone being deleted is cloned again the same way (Longhorn 1.4.3
+	// ended explorer seed 45 state 374 with four clones of its directory
+	// and the migration engine stopped)
 	var failed []string
 	for _, r := range sortedReplicas(replicas) {
-		if r.Spec.EngineName == mig.Name && r.Spec.FailedAt != "" && r.DeletionTimestamp == nil {
+		if r.Spec.EngineName == mig.Name && (r.Spec.FailedAt != "" || r.DeletionTimestamp != nil) {
 			failed = append(failed, r.Name)
 		}
 	}
@@ -457,7 +476,7 @@ func failedCloneRecloned(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 		return
 	}
 	f.Severity = SeverityWarning
-	f.Reason = fmt.Sprintf("replicas %s of migration engine %s have failed: Longhorn clones their data directories again and restarts the migration engine, and before 1.10.2 it can clone a directory twice, after which the migration engine restarts for ever (longhorn#11397; Longhorn 1.9.0 did so from such a state in one run of two): do not delete engines or replicas; if scan then reports the migration not settling, roll it back (migrate rollback, or let the VM migration fail), and upgrade Longhorn past 1.10.1 before draining again (%s)",
+	f.Reason = fmt.Sprintf("replicas %s of migration engine %s have failed or are being deleted: Longhorn clones their data directories again and restarts the migration engine, and before 1.10.2 it can clone a directory twice, after which the migration engine restarts for ever (longhorn#11397; Longhorn 1.9.0 did so from such a state in one run of two): do not delete engines or replicas; if scan then reports the migration not settling, roll it back (migrate rollback, or let the VM migration fail), and upgrade Longhorn past 1.10.1 before draining again (%s)",
 		strings.Join(failed, ", "), mig.Name, f.Reason)
 }
 

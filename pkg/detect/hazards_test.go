@@ -663,3 +663,37 @@ func TestFinishWithActiveEngineElsewhereOn14(t *testing.T) {
 		}
 	}
 }
+
+// Seed 45 on 1.4.3 (the 5,000-state run): a pending clean-up whose
+// deleting engine's replicas are active beside the kept engine's (state
+// 175: left active naming the removed engine), whose migration request
+// targets the kept engine's node (378: the migration engine goes beside
+// it), whose kept engine has no replica (510: it never starts); and a
+// migration whose clone is being deleted (374: cloned again and again).
+func TestSeed45On143(t *testing.T) {
+	s := pendingScenario(vcL14a, time.Second)
+	s.setReplicasActive(s.engA, true)
+	_, f := s.classify(t)
+	wantWarning(t, "175: deleting engine's replicas active beside", f, TypePendingCleanup, "leaves them active, naming it")
+
+	s = pendingScenario(vcL14a, time.Second)
+	s.volume().Spec.MigrationNodeID = nodeB
+	_, f = s.classify(t)
+	wantWarning(t, "378: request onto the kept engine's node", f, TypePendingCleanup, "is the node the active engine")
+
+	// as in the state: the deleting engine's replicas being deleted too
+	s = pendingScenario(vcL14a, time.Second)
+	s.removeReplicasOf(s.engB)
+	gone := metav1.Now()
+	for _, r := range s.replicasOf(s.engA) {
+		r.DeletionTimestamp = &gone
+	}
+	_, f = s.classify(t)
+	wantWarning(t, "510: kept engine without replicas", f, TypePendingCleanup, "has no replica of its own")
+
+	s = migrating(vcL14a, "vol")
+	clone := s.replicasOf(s.engB)[0]
+	clone.DeletionTimestamp = &gone
+	_, f = s.classify(t)
+	wantWarning(t, "374: clone being deleted", f, TypeMigrationInFlight, clone.Name+" of migration engine")
+}
