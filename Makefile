@@ -100,8 +100,10 @@ RELEASE ?=
 # PARALLEL batches run at once (a batch mostly waits for Longhorn).
 BATCH    ?= 96
 PARALLEL ?= 2
+# FIRST= the state to resume a stopped run at (states FIRST…N-1).
+FIRST    ?= 0
 explore:
-	EXPLORE_SEED=$(SEED) EXPLORE_N=$(N) EXPLORE_RELEASE=$(RELEASE) EXPLORE_BATCH=$(BATCH) EXPLORE_PARALLEL=$(PARALLEL) \
+	EXPLORE_SEED=$(SEED) EXPLORE_N=$(N) EXPLORE_FIRST=$(FIRST) EXPLORE_RELEASE=$(RELEASE) EXPLORE_BATCH=$(BATCH) EXPLORE_PARALLEL=$(PARALLEL) \
 		EXPLORE_SHRINK=1 EXPLORE_LONG=1 \
 		nice $(GO) test -timeout 0 -run '^(TestExplore|TestFixtures)$$' -v ./internal/explore
 

@@ -64,6 +64,9 @@ func TestExplore(t *testing.T) {
 	seed := uint64(envInt("EXPLORE_SEED", 27))
 	n := envInt("EXPLORE_N", sampleSize)
 	batch := envInt("EXPLORE_BATCH", 96)
+	// EXPLORE_FIRST resumes a long run at that state (a run stopped at a
+	// session's end goes on in the next, on a machine of its own).
+	first := envInt("EXPLORE_FIRST", 0)
 	for _, rel := range selectedReleases() {
 		t.Run(rel, func(t *testing.T) {
 			c := suite.Cluster(t, rel)
@@ -73,14 +76,14 @@ func TestExplore(t *testing.T) {
 			// its own controllers: a batch mostly waits for Longhorn to
 			// go quiet. Results are taken in batch order.
 			var outs []chan batchOut
-			for first := 0; first < n; first += batch {
+			for i := first; i < n; i += batch {
 				outs = append(outs, make(chan batchOut, 1))
 			}
 			go func() {
 				sem := make(chan struct{}, envInt("EXPLORE_PARALLEL", 2))
 				for k, out := range outs {
 					var cases []Case
-					for i := k * batch; i < min((k+1)*batch, n); i++ {
+					for i := first + k*batch; i < min(first+(k+1)*batch, n); i++ {
 						cases = append(cases, Case{Name: fmt.Sprintf("seed %d state %d", seed, i), State: Generate(rel, seed, i)})
 					}
 					sem <- struct{}{} // in batch order
