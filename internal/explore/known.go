@@ -291,9 +291,7 @@ var knownDisagreements = []Known{
 	// state 18 once its twin is handed over (the other next steps
 	// complete). Data losses are judged separately.
 	{Entry: "E43", Kind: KindRerunIncomplete, Match: func(r Result) bool {
-		return strings.HasPrefix(r.Finding, "MultipleActiveEngines/") && onlyAfter(r, NextMigrate, func(s StopRun) bool {
-			return s.Rerun != 0
-		}) && !slices.ContainsFunc(r.Stops, func(s StopRun) bool {
+		return strings.HasPrefix(r.Finding, "MultipleActiveEngines/") && rerunFailedOnlyAfter(r, NextMigrate) && !slices.ContainsFunc(r.Stops, func(s StopRun) bool {
 			return s.Rerun != 0 && !strings.Contains(s.Output, "1 superseded")
 		})
 	}},

@@ -226,11 +226,11 @@ func pendingCleanup(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 			return
 		}
 		f.Action = ActionSetReplicas
-		twins := handOverTwins(replicas, keep, firstOf(names))
-		f.ReplicaChanges = append(twins, flipChanges(st.Version, keep, replicas)...)
+		var twins string
+		f.ReplicaChanges, twins = replicaWrites(st.Version, keep, firstOf(names), replicas)
 		f.Reason += fmt.Sprintf("; fix sets the replica flags right now (%s active, the others inactive), while the engine still exists", keep)
-		if len(twins) > 0 {
-			f.Reason += fmt.Sprintf(", and hands %s's inactive twin replicas (%s) to %s so that Longhorn does not set them active beside its active replica on one data directory", keep, strings.Join(changedReplicas(twins), ", "), twins[0].ToEngine)
+		if twins != "" {
+			f.Reason += "; " + twins
 		}
 	}
 }
@@ -375,14 +375,14 @@ func multipleActive(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.
 		f.Reason = bug + "; not safe to repair because " + failed.Failure
 		return
 	}
-	twins := handOverTwins(replicas, f.Keep, firstOf(f.Stale))
-	f.ReplicaChanges = append(twins, flipChanges(st.Version, f.Keep, replicas)...)
+	var twins string
+	f.ReplicaChanges, twins = replicaWrites(st.Version, f.Keep, firstOf(f.Stale), replicas)
 	flags := "the replica flags are already right"
 	if len(f.ReplicaChanges) > 0 {
 		flags = fmt.Sprintf("first set the replica flags right (%s active, the others inactive: inert while two engines are active)", f.Keep)
 	}
-	if len(twins) > 0 {
-		flags += fmt.Sprintf(", handing %s's inactive twin replicas (%s) to %s so that Longhorn's finish does not set them active beside its active replica on one data directory", f.Keep, strings.Join(changedReplicas(twins), ", "), twins[0].ToEngine)
+	if twins != "" {
+		flags += "; " + twins
 	}
 	f.Action = engineAction(st.Version, v)
 	switch f.Action {
@@ -761,13 +761,4 @@ func firstOf(xs []string) string {
 		return ""
 	}
 	return xs[0]
-}
-
-// changedReplicas names the replicas of cs.
-func changedReplicas(cs []ReplicaChange) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Replica
-	}
-	return out
 }

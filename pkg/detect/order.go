@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/longhorn-engines/kubectl-longhorn-engines/pkg/longhorn"
 )
@@ -98,42 +99,49 @@ func flipChanges(ver longhorn.Version, keep string, replicas []*longhorn.Replica
 	return out
 }
 
-// handOverTwins points each inactive replica of keep on a data directory
-// where keep has an active replica (an inactive twin) at the stale engine
-// to, inactive still. Longhorn's finish of the confirm sets active every
-// replica of the engine it keeps (from 1.5.3 every healthy one), so a twin
-// left on keep became a second active Replica CR on that directory, the
-// SharedReplicaDirectory state (explorer: seed 37 state 18 on 1.5.3, seed 45
-// state 149 on 1.4.3, after fix exited 0). A twin is also a second
-// inactive replica of keep on a directory where flipChanges activates the
-// first. Handed over, it is like the
-// stale engine's other clones: inactive, and removed by Longhorn's clean-up
-// with its directory kept, which keep's active replica uses. The writes
-// change no replica's spec.active, so they go first.
-func handOverTwins(replicas []*longhorn.Replica, keep, to string) []ReplicaChange {
+// replicaWrites is a repair's replica writes for keeping keep: first
+// each inactive twin of keep handed to the stale engine to, then the
+// flags (flipChanges). A twin is a replica of keep left inactive on a data
+// directory that keep serves once the flags are set. Longhorn's finish of
+// the confirm sets active every replica of the engine it keeps (from 1.5.3
+// every healthy one), so a twin left on keep became a second active
+// Replica CR on that directory, the SharedReplicaDirectory state (explorer:
+// seed 37 state 18 on 1.5.3, seed 45 state 149 on 1.4.3, after fix exited
+// 0). Handed over (spec.engineName only, still inactive) it is like the
+// stale engine's other clones, removed by Longhorn's clean-up with its
+// directory kept, which keep's active replica uses; those writes change no
+// replica's spec.active, so they go first. note says so for the plan's
+// reason ("" without twins).
+func replicaWrites(ver longhorn.Version, keep, to string, replicas []*longhorn.Replica) (writes []ReplicaChange, note string) {
+	flips := flipChanges(ver, keep, replicas)
 	if to == "" {
-		return nil
+		return flips, ""
 	}
-	// the replica of keep that serves each directory once the flags are
-	// set: its active one, else the one flipChanges activates (the first)
-	serves := map[string]string{}
-	for _, r := range sortedReplicas(replicas) {
-		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil && serves[dirKey(r)] == "" {
-			serves[dirKey(r)] = r.Name
+	activated := map[string]bool{}
+	for _, c := range flips {
+		if c.ToActive {
+			activated[c.Replica] = true
 		}
 	}
-	for _, r := range sortedReplicas(replicas) {
-		if r.Spec.EngineName == keep && r.DeletionTimestamp == nil && serves[dirKey(r)] == "" {
-			serves[dirKey(r)] = r.Name
+	served := map[string]bool{}
+	for _, r := range replicas {
+		if r.Spec.EngineName == keep && r.DeletionTimestamp == nil && (r.Spec.Active || activated[r.Name]) {
+			served[dirKey(r)] = true
 		}
 	}
-	var out []ReplicaChange
+	var names []string
 	for _, r := range sortedReplicas(replicas) {
-		if r.Spec.EngineName == keep && !r.Spec.Active && r.DeletionTimestamp == nil && serves[dirKey(r)] != r.Name {
-			out = append(out, ReplicaChange{Replica: r.Name, FromEngine: keep, ToEngine: to})
+		if r.Spec.EngineName == keep && !r.Spec.Active && r.DeletionTimestamp == nil && !activated[r.Name] && served[dirKey(r)] {
+			writes = append(writes, ReplicaChange{Replica: r.Name, FromEngine: keep, ToEngine: to})
+			names = append(names, r.Name)
 		}
 	}
-	return out
+	if len(names) == 0 {
+		return flips, ""
+	}
+	note = fmt.Sprintf("%s's inactive twin replicas (%s) go to %s first, so that Longhorn's finish does not set them active beside its active replica on one data directory",
+		keep, strings.Join(names, ", "), to)
+	return append(writes, flips...), note
 }
 
 // inactiveDeleteWipes: from 1.5.3 (and 1.6.0) Longhorn's replica controller
