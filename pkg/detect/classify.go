@@ -40,7 +40,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		pendingCleanup(st, v, engines, replicas, active, pending, opts, &f)
 		leftoverPendingOnMove(st.Version, v, idx.vas[v.Name], &f)
 	case len(engines) == 1 && len(active) == 1 && v.Status.CurrentMigrationNodeID == "" &&
-		len(repointChanges(active[0].Name, replicas, engineSet(engines))) > 0:
+		len(repointChanges(active[0], replicas, engineSet(engines))) > 0:
 		// With currentMigrationNodeID set (1.5+) Longhorn finishes the
 		// confirm and switches the flags itself: the MigrationFinishing row.
 		danglingReplicas(st, v, active[0], replicas, &f)
@@ -63,9 +63,11 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 			// from seed 37 states 71 (faulted) and 91 (no engine active).
 			f.Reason = fmt.Sprintf("spec.migrationNodeID is %s but no csi-attacher ticket asks for the volume there: Longhorn's VolumeAttachment controller clears the request at its next sync, nothing to do", v.Spec.MigrationNodeID)
 		} else if v.Status.SwitchoverState == "" {
+			unknownInFlight(v, engines, replicas, &f)
 			markExtrasStuck(st, v, &f)
 			sourceDown(v, engines, &f)
 			migrationOntoSource(v, engines, &f)
+			sourceOffNode(st.Version, v, engines, &f)
 			migrationOntoNode(v, &f)
 			activeCloneBeside(v, engines, replicas, &f)
 			revertTakesCopy(v, engines, replicas, &f)
@@ -259,8 +261,20 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 	markRoles(f, e.Name, nil)
 	have := map[string]bool{e.Name: true}
 	names, gone := danglingOf(replicas, have)
-	f.Reason = fmt.Sprintf("engine %s has no active replica of its own while replicas %s stay active for engine %s, which no longer exists (the old engine was deleted before the replica flags were switched: by hand, or on 1.4 by a confirm whose delete timed out after it landed); Longhorn cannot start or rebuild the volume (\"no healthy or scheduled replica for starting\"), and a migration request now would delete those replicas with their data; never delete a replica",
-		e.Name, strings.Join(names, ", "), strings.Join(gone, ", "))
+	own := 0
+	for _, r := range replicas {
+		if r.Spec.EngineName == e.Name && r.Spec.Active && r.DeletionTimestamp == nil {
+			own++
+		}
+	}
+	const cause = "(the old engine was deleted before the replica flags were switched: by hand, or on 1.4 by a confirm whose delete timed out after it landed)"
+	if own == 0 {
+		f.Reason = fmt.Sprintf("engine %s has no active replica of its own while replicas %s stay active for engine %s, which no longer exists %s; Longhorn cannot start or rebuild the volume (\"no healthy or scheduled replica for starting\"), and a migration request now would delete those replicas with their data; never delete a replica",
+			e.Name, strings.Join(names, ", "), strings.Join(gone, ", "), cause)
+	} else {
+		f.Reason = fmt.Sprintf("replicas %s stay active for engine %s, which no longer exists %s, beside %d active replica(s) of engine %s: Longhorn does not start them for it, and a migration request now would delete them with their data; never delete a replica",
+			strings.Join(names, ", "), strings.Join(gone, ", "), cause, own, e.Name)
+	}
 
 	cur := v.Status.CurrentNodeID
 	var cs checks
@@ -306,7 +320,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 		return
 	}
 	f.Action = ActionSetReplicas
-	f.ReplicaChanges = repointChanges(e.Name, replicas, have)
+	f.ReplicaChanges = repointChanges(e, replicas, have)
 	var off, on []string
 	for _, c := range f.ReplicaChanges {
 		if c.ToActive {
@@ -316,7 +330,7 @@ func danglingReplicas(st *longhorn.State, v *longhorn.Volume, e *longhorn.Engine
 		}
 	}
 	if len(off) > 0 {
-		f.Reason += fmt.Sprintf("; %s share a data directory with an active replica of %s: fix deactivates them first (Longhorn then removes them and keeps the directory)", strings.Join(off, ", "), e.Name)
+		f.Reason += fmt.Sprintf("; %s share a data directory with a replica of %s that stays active: fix deactivates them first (Longhorn then removes them and keeps the directory)", strings.Join(off, ", "), e.Name)
 	}
 	if len(on) > 0 {
 		f.Reason += fmt.Sprintf("; fix points %s at %s (spec.engineName)", strings.Join(on, ", "), e.Name)

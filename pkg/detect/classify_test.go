@@ -1425,3 +1425,87 @@ func TestMigrationRequestWaitsOnRepair(t *testing.T) {
 		})
 	}
 }
+
+// F2 beyond a dangling replica beside the survivor's: two dangling replicas
+// of one data directory, or two active replicas of the survivor on one
+// (explorer seed 45 states 2248 and 2727 on 1.4.3: repointing both left two
+// active CRs on one directory, and Longhorn's next deletion wiped it). After
+// the writes each directory has one active replica, the one not failed, and
+// every deactivation comes before the first repoint.
+func TestDanglingRepairLeavesOneActivePerDirectory(t *testing.T) {
+	failed := func(r longhorn.Replica) longhorn.Replica {
+		r.Spec.FailedAt = "2026-01-01T00:00:00Z"
+		return r
+	}
+	cases := map[string]struct {
+		add      func(s *scenario) []longhorn.Replica
+		wantOff  string // the replica deactivated
+		wantStay string // the replica left active on that directory
+	}{
+		"two dangling replicas of one directory": {
+			add: func(s *scenario) []longhorn.Replica {
+				return []longhorn.Replica{failed(replica("vol", "vol-r-0000dup1", nodeA, s.engA, true))}
+			},
+			wantOff: "vol-r-0000dup1",
+		},
+		"two active replicas of the survivor on one directory": {
+			add: func(s *scenario) []longhorn.Replica {
+				return []longhorn.Replica{
+					failed(replica("vol", "vol-r-0000own1", "node-d", s.engB, true)),
+					replica("vol", "vol-r-0000own2", "node-d", s.engB, true),
+				}
+			},
+			wantOff: "vol-r-0000own1", wantStay: "vol-r-0000own2",
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := stuck(vcL14a, "vol")
+			s.volume().Status.CurrentMigrationNodeID = ""
+			s.removeEngine(s.engA)
+			s.st.Replicas = append(s.st.Replicas, c.add(s)...)
+			_, f := s.classify(t)
+			if f.Type != TypeDanglingReplicas || f.Action != ActionSetReplicas {
+				t.Fatalf("got %s/%s: %s", f.Type, f.Action, f.Reason)
+			}
+			after := map[string]longhorn.Replica{}
+			for _, r := range s.st.Replicas {
+				after[r.Name] = r
+			}
+			repointed := false
+			for _, ch := range f.ReplicaChanges {
+				r := after[ch.Replica]
+				r.Spec.EngineName, r.Spec.Active = ch.ToEngine, ch.ToActive
+				after[ch.Replica] = r
+				if ch.ToActive {
+					repointed = true
+				} else if repointed {
+					t.Errorf("%s deactivated after a repoint: %+v", ch.Replica, f.ReplicaChanges)
+				}
+			}
+			perDir := map[string][]string{}
+			for _, r := range after {
+				if r.Spec.Active {
+					if r.Spec.EngineName != s.engB {
+						t.Errorf("%s still active for %s", r.Name, r.Spec.EngineName)
+					}
+					perDir[r.Spec.NodeID+"/"+r.Spec.DataDirectoryName] = append(perDir[r.Spec.NodeID+"/"+r.Spec.DataDirectoryName], r.Name)
+				}
+			}
+			for dir, names := range perDir {
+				if len(names) > 1 {
+					t.Errorf("%s: %d active replicas after the repair: %v", dir, len(names), names)
+				}
+			}
+			if after[c.wantOff].Spec.Active {
+				t.Errorf("%s (failed) left active: %+v", c.wantOff, f.ReplicaChanges)
+			}
+			if c.wantStay != "" && !after[c.wantStay].Spec.Active {
+				t.Errorf("%s deactivated instead of the failed one", c.wantStay)
+			}
+			if !strings.Contains(f.Reason, c.wantOff) || !strings.Contains(f.Reason, "stays active") {
+				t.Errorf("reason does not name %s: %s", c.wantOff, f.Reason)
+			}
+		})
+	}
+}

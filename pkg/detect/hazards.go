@@ -49,11 +49,31 @@ func stuckOnceGone(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 	var after Finding
 	c := familyCtx{st: st, v: v, engines: left, replicas: replicas, ns: st.Namespace}
 	if !confirmWithoutEngine(&c, &after) {
+		keptOffNode(st.Version, v, left, keep, f)
 		return
 	}
 	f.Severity, f.Action = SeverityWarning, ActionNone
 	f.Family = after.Family
 	f.Reason = "stuck once it is gone: " + after.Reason + " (" + f.Reason + ")"
+}
+
+// keptOffNode: before 1.5, the one engine left once the clean-up is done
+// is not on spec.nodeID. With one engine processMigration returns at once,
+// and nothing else moves the volume: Longhorn 1.4.3 kept it attached on
+// that engine, off spec.nodeID, for good (explorer seed 45: states 985,
+// 1359 and 2155 with both engines on one node, 1077 with the engine kept
+// stopped on status.currentNodeID).
+func keptOffNode(ver longhorn.Version, v *longhorn.Volume, left []*longhorn.Engine, keep string, f *Finding) {
+	if f.Severity != SeverityInfo || !ver.Known() || ver.AtLeast(1, 5, 0) || len(left) != 1 || left[0].Name != keep {
+		return
+	}
+	e := left[0]
+	if v.Spec.NodeID == "" || e.Spec.NodeID == "" || e.Spec.NodeID == v.Spec.NodeID {
+		return
+	}
+	f.Severity, f.Action = SeverityWarning, ActionNone
+	f.Reason = fmt.Sprintf("stuck once it is gone: the one engine left, %s, is on %s while spec.nodeID is %s (status.currentNodeID %s); with one engine Longhorn %s finishes nothing and leaves the volume attached off spec.nodeID; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
+		e.Name, e.Spec.NodeID, v.Spec.NodeID, orNone(v.Status.CurrentNodeID), ver, f.Reason)
 }
 
 // danglingOnceGone warns of a pending clean-up in which replicas of the
@@ -330,6 +350,59 @@ func migrationOntoSource(v *longhorn.Volume, engines []*longhorn.Engine, f *Find
 				v.Spec.MigrationNodeID, e.Name, f.Reason)
 			return
 		}
+	}
+}
+
+// unknownInFlight: while a migration is in flight, Longhorn's preparation
+// of it (prepareReplicasAndEngineForMigration, every release from 1.4 to
+// 1.12) deletes every usable replica that names neither the active engine
+// nor the migration engine, and an active replica's deletion wipes its
+// directory. A replica left active for an engine that no longer exists
+// (the documented delete's DanglingReplicas state) loses its data so once
+// a migration is requested: Longhorn 1.4.3 wiped it from explorer seed 45
+// states 2596 and 2798.
+func unknownInFlight(v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+	if f.Severity != SeverityInfo {
+		return
+	}
+	// Replicas of an engine that exists are the other hazards' (an extra
+	// engine makes Longhorn revert instead, revertTakesCopy).
+	have := engineSet(engines)
+	var names []string
+	for _, r := range sortedReplicas(replicas) {
+		if dangling(r, have) && r.DeletionTimestamp == nil && r.Spec.FailedAt == "" && r.Spec.NodeID != "" {
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	f.Severity, f.Action = SeverityCritical, ActionNone
+	f.Reason = fmt.Sprintf("replicas %s are active for an engine that no longer exists: while the migration to %s is in flight Longhorn deletes such replicas, and with them their data directories; never delete a replica, see docs/troubleshooting-two-active-engines.md (%s)",
+		strings.Join(names, ", "), v.Spec.MigrationNodeID, f.Reason)
+}
+
+// sourceOffNode warns, before 1.5, of a migration in flight whose active
+// engine is not where the volume says it runs: spec.nodeID and
+// status.currentNodeID differ, or the active engine is on neither.
+// Longhorn 1.4.3 held such migrations as they were and never got them
+// ready (explorer seed 45: states 1442, 1781, 2150 with spec.nodeID on a
+// third node, 2095, 2360, 2406 the same with the migration engine not yet
+// placed, 1521 and 1824 with the active engine off the current node).
+// From 1.5 the VolumeAttachment controller owns spec.nodeID; not judged
+// there yet.
+func sourceOffNode(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, f *Finding) {
+	if f.Severity != SeverityInfo || !ver.Known() || ver.AtLeast(1, 5, 0) || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
+		return
+	}
+	for _, e := range engines {
+		if !e.IsActive() || (e.Spec.NodeID == v.Spec.NodeID && v.Status.CurrentNodeID == v.Spec.NodeID) {
+			continue
+		}
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("the active engine %s is on %s while spec.nodeID is %s and status.currentNodeID %s: Longhorn %s holds this migration as it is and never gets it ready; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
+			e.Name, orNone(e.Spec.NodeID), v.Spec.NodeID, v.Status.CurrentNodeID, ver, f.Reason)
+		return
 	}
 }
 
@@ -724,9 +797,11 @@ func migrationRequestedWhileFinishing(ver longhorn.Version, va *longhorn.VolumeA
 func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, va *longhorn.VolumeAttachment) string {
 	// Before 1.5 Longhorn recovered such states by itself (1.4.3, the
 	// confirm-parked fixtures of seed 28): the attach puts an engine on
-	// spec.nodeID.
+	// spec.nodeID. But for an engine on status.pendingNodeID, which it
+	// takes instead (1.4.3, seed 45 states 2420 and 2467).
 	cmn := v.Status.CurrentMigrationNodeID != ""
-	if !ver.HasCurrentMigrationNodeID() || (!cmn && len(engines) < 2) || !v.Migratable() || v.UpgradePending() ||
+	before15 := !ver.HasCurrentMigrationNodeID()
+	if (before15 && !ver.Known()) || (!cmn && len(engines) < 2) || !v.Migratable() || v.UpgradePending() ||
 		v.Spec.MigrationNodeID != "" || v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" {
 		return ""
 	}
@@ -754,6 +829,9 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 	// engine on spec.nodeID: Longhorn 1.6.2 held explorer seed 27 state 92
 	// so (currentNodeID moved, the active engine left on the old node),
 	// and 1.5.3 seed 37 state 23 (the active engine on another node).
+	if onPending == nil && before15 {
+		return ""
+	}
 	if onPending != nil {
 		return fmt.Sprintf("stuck: Longhorn finishes a confirm or rollback by moving status.currentNodeID to spec.nodeID %s, and takes engine %s on status.pendingNodeID %s as the current one as no engine is on %s: the volume's node and its engine's then differ, and Longhorn will not correct it by itself; do not delete engines or replicas by hand (docs/troubleshooting-migration-family.md)",
 			v.Spec.NodeID, onPending.Name, pending, v.Spec.NodeID)

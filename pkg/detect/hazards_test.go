@@ -79,7 +79,8 @@ func TestActiveCloneBeside(t *testing.T) {
 // spec.nodeID: the two may part for good (1.5.3, seed 27 state 92, in two
 // runs of three). From 1.6 pendingNodeID does not count, and with the
 // confirm's currentMigrationNodeID set no engine is found at all. 1.4.3
-// recovered such states by itself (seed 28's confirm-parked fixtures).
+// took the engine on the pending node too and kept it there (seed 45
+// states 2420 and 2467).
 func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 	build := func(vc versionCase) *scenario {
 		s := rolledBack(vc)
@@ -94,9 +95,8 @@ func TestFinishingEngineOnlyOnPendingNode(t *testing.T) {
 	}
 	_, f := build(vcL15f).classify(t)
 	wantWarning(t, vcL15f.name, f, TypeMigrationFinishing, "on status.pendingNodeID "+nodeA)
-	if _, f := build(vcL14a).classify(t); f.Severity != SeverityInfo {
-		t.Errorf("1.4: %s: %s", f.Severity, f.Reason)
-	}
+	_, f = build(vcL14a).classify(t)
+	wantWarning(t, vcL14a.name, f, TypeMigrationFinishing, "on status.pendingNodeID "+nodeA)
 	s := build(vcL16)
 	s.volume().Status.CurrentMigrationNodeID = nodeB
 	_, f = s.classify(t)
@@ -696,4 +696,69 @@ func TestSeed45On143(t *testing.T) {
 	clone.DeletionTimestamp = &gone
 	_, f = s.classify(t)
 	wantWarning(t, "374: clone being deleted", f, TypeMigrationInFlight, clone.Name+" of migration engine")
+}
+
+// Before 1.5, a migration in flight whose active engine is not where
+// spec.nodeID and status.currentNodeID say the volume runs: Longhorn 1.4.3
+// held it and never got it ready (explorer seed 45 states 1442, 1521,
+// 1824, 2095 among others). Not judged from 1.5.
+func TestInFlightSourceOffNode(t *testing.T) {
+	s := migrating(vcL14a, "vol")
+	s.volume().Spec.NodeID = nodeC
+	_, f := s.classify(t)
+	wantWarning(t, "spec.nodeID on a third node", f, TypeMigrationInFlight, "holds this migration as it is")
+	s = migrating(vcL14a, "vol")
+	s.engine(s.engA).Spec.NodeID = nodeC
+	_, f = s.classify(t)
+	wantWarning(t, "active engine off the current node", f, TypeMigrationInFlight, "holds this migration as it is")
+	s = migrating(vcL14a, "vol")
+	if _, f := s.classify(t); f.Severity != SeverityInfo {
+		t.Errorf("a regular migration: %s: %s", f.Severity, f.Reason)
+	}
+	s = migrating(vcL15f, "vol")
+	s.volume().Spec.NodeID = nodeC
+	if _, f := s.classify(t); strings.Contains(f.Reason, "holds this migration as it is") {
+		t.Errorf("1.5: %s", f.Reason)
+	}
+}
+
+// Before 1.5, a pending clean-up whose one engine left is off spec.nodeID:
+// with one engine Longhorn 1.4.3 finished nothing and kept the volume
+// attached there (explorer seed 45 states 985, 1359, 2155, 1077).
+func TestPendingCleanupKeptOffNode(t *testing.T) {
+	build := func(keptOn string) *scenario {
+		s := stuck(vcL14a, "vol")
+		ts := ago(3 * time.Second)
+		s.engine(s.engA).DeletionTimestamp = &ts
+		s.engine(s.engB).Spec.NodeID = keptOn
+		s.setReplicasActive(s.engA, false)
+		s.setReplicasActive(s.engB, true)
+		return s
+	}
+	_, f := build(nodeA).classify(t)
+	wantWarning(t, "kept engine on the old node", f, TypePendingCleanup, "the one engine left")
+	if _, f := build(nodeB).classify(t); f.Severity != SeverityInfo || f.Action != ActionWait {
+		t.Errorf("kept engine on spec.nodeID: %s/%s: %s", f.Severity, f.Action, f.Reason)
+	}
+}
+
+// A migration in flight beside a replica still active for an engine that
+// no longer exists: Longhorn's preparation of the migration deletes it
+// with its directory (1.4.3 wiped it from explorer seed 45 states 2596 and
+// 2798; the deletion is in every release's prepareReplicasAndEngineForMigration).
+func TestInFlightDanglingReplica(t *testing.T) {
+	for _, vc := range []versionCase{vcL14a, vcL15f, vcL16} {
+		s := migrating(vc, "vol")
+		gone := replica("vol", "vol-r-0000gone", nodeC, "vol-e-gone", true)
+		s.st.Replicas = append(s.st.Replicas, gone)
+		_, f := s.classify(t)
+		if f.Type != TypeMigrationInFlight || f.Severity != SeverityCritical || f.Action != ActionNone || !strings.Contains(f.Reason, "vol-r-0000gone are active for an engine that no longer exists") {
+			t.Errorf("%s: %s/%s/%s: %s", vc.name, f.Type, f.Severity, f.Action, f.Reason)
+		}
+		// failed, Longhorn skips it
+		s.st.Replicas[len(s.st.Replicas)-1].Spec.FailedAt = "2026-01-01T00:00:00Z"
+		if _, f := s.classify(t); f.Severity == SeverityCritical {
+			t.Errorf("%s failed: %s", vc.name, f.Reason)
+		}
+	}
 }

@@ -20,30 +20,44 @@ type ReplicaChange struct {
 // replicas are left alone: Longhorn may be deleting them right now, and
 // activating a replica while it is deleted would wipe its directory.
 //
-// A dangling replica whose data directory an active replica of the survivor
-// already uses (a clone activated before the stale engine was deleted) is
-// deactivated instead, first: repointed, it would give the survivor two
-// replicas writing one directory, and Longhorn's clean-up of extra healthy
-// replicas could delete one of the two active CRs and wipe it. Inactive,
-// Longhorn deletes it and keeps the directory, which the survivor's replica
-// still uses.
-func repointChanges(keep string, replicas []*longhorn.Replica, engines map[string]bool) []ReplicaChange {
+// A dangling replica whose data directory a replica that stays active
+// already uses is deactivated instead, first: repointed, it would give the
+// survivor two replicas writing one directory, and Longhorn's next deletion
+// of either CR (clean-up of extra healthy or failed replicas, auto-balance)
+// wipes the directory the other serves. That covers an active replica of
+// the survivor (a clone activated before the stale engine was deleted),
+// another dangling replica of the directory (the one repointed: not failed
+// first, then by name), and two active replicas of the survivor itself on
+// one directory (sharedDirChanges; explorer seed 45 states 2248 and 2727 on
+// 1.4.3, where Longhorn alone wiped the directory too). Inactive, Longhorn
+// deletes them and keeps the directory, which the replica left active uses.
+// No dangling replica, no changes: the volume is another row.
+func repointChanges(keep *longhorn.Engine, replicas []*longhorn.Replica, engines map[string]bool) []ReplicaChange {
+	var stale []*longhorn.Replica
+	for _, r := range sortedReplicas(replicas) {
+		if dangling(r, engines) {
+			stale = append(stale, r)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	off := sharedDirChanges(keep, dirMates(keep.Name, replicas, func(r *longhorn.Replica) bool { return r.Spec.Active }))
 	used := map[string]bool{}
 	for _, r := range replicas {
-		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil {
+		if r.Spec.EngineName == keep.Name && r.Spec.Active && r.DeletionTimestamp == nil {
 			used[dirKey(r)] = true
 		}
 	}
-	var off, repoint []ReplicaChange
-	for _, r := range sortedReplicas(replicas) {
-		if !dangling(r, engines) {
-			continue
-		}
+	sort.SliceStable(stale, func(i, j int) bool { return stale[i].Spec.FailedAt == "" && stale[j].Spec.FailedAt != "" })
+	var repoint []ReplicaChange
+	for _, r := range stale {
 		if used[dirKey(r)] {
 			off = append(off, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: r.Spec.EngineName, FromActive: true})
 			continue
 		}
-		repoint = append(repoint, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: keep, FromActive: true, ToActive: true})
+		used[dirKey(r)] = true
+		repoint = append(repoint, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: keep.Name, FromActive: true, ToActive: true})
 	}
 	return append(off, repoint...)
 }

@@ -46,7 +46,7 @@ func dirMates(engine string, replicas []*longhorn.Replica, keep func(*longhorn.R
 
 // sharedDirChanges deactivates all but one replica of each group of
 // engine's active replicas on one data directory: the one the engine
-// reports in RW mode stays (the first otherwise). Inactive, Longhorn's
+// reports in RW mode stays (otherwise the first not failed, or the first). Inactive, Longhorn's
 // clean-up of leftover replicas deletes the others and keeps the
 // directory, which the replica left active still uses (the same write as
 // DanglingReplicas' "off").
@@ -54,6 +54,12 @@ func sharedDirChanges(engine *longhorn.Engine, groups [][]*longhorn.Replica) []R
 	var out []ReplicaChange
 	for _, g := range groups {
 		stay := g[0]
+		for _, r := range g {
+			if r.Spec.FailedAt == "" {
+				stay = r
+				break
+			}
+		}
 		for _, r := range g {
 			if engine.Status.ReplicaModeMap[r.Name] == longhorn.ModeRW {
 				stay = r
