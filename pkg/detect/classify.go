@@ -92,6 +92,7 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 		markExtrasStuck(st, v, &f)
 		sharedDirOnceFinished(v, engines, replicas, &f)
 		finishingHazard(st.Version, v, engines, active, idx.vas[v.Name], &f)
+		finishBefore15(st.Version, v, engines, replicas, &f)
 	case len(active) == 1 && inverted(active[0].Name, replicas):
 		f.Type, f.Severity = TypeInvertedReplicaFlags, SeverityCritical
 		f.Keep = active[0].Name
@@ -542,7 +543,7 @@ func preconditions(st *longhorn.State, v *longhorn.Volume, engines []*longhorn.E
 		fmt.Sprintf("Longhorn recomputes it from the survivor's replica modes: %d RW replica(s) of %s (status.robustness=%q, not updated while stuck)",
 			rw, orNone(nameOf(survivor)), v.Status.Robustness))
 	add(CheckReplicasSettled, settled(replicas, engines),
-		"a replica is being deleted or names an engine the volume does not have: "+settledDetail(replicas, engines),
+		"a replica is being deleted or active for an engine the volume does not have: "+settledDetail(replicas, engines),
 		settledDetail(replicas, engines))
 	cs.noExtraCleanup(st, v, replicas, nameOf(survivor))
 	cs.noUpgrade(v)
@@ -570,21 +571,30 @@ func nameOf(e *longhorn.Engine) string {
 
 // settled: no replica is being deleted and every replica names an engine
 // of the volume. fix never writes a replica Longhorn is deleting.
+const settledOK = "none being deleted, none active for an engine the volume does not have"
+
 func settled(replicas []*longhorn.Replica, engines []*longhorn.Engine) bool {
-	return settledDetail(replicas, engines) == "none being deleted, all on existing engines"
+	return settledDetail(replicas, engines) == settledOK
 }
 
+// settledDetail names the first replica a repair must wait for. An
+// inactive replica of an engine that is gone does not count: no engine
+// uses it, its deletion keeps the directory, and while two engines are
+// active Longhorn's syncs stop before the clean-up that would remove it,
+// so waiting for it never ends (1.4.3, explorer seed 45 state 1237: a
+// repair stopped after its first write, the stale engine removed
+// meanwhile, and fix run again refused for good).
 func settledDetail(replicas []*longhorn.Replica, engines []*longhorn.Engine) string {
 	have := engineSet(engines)
 	for _, r := range sortedReplicas(replicas) {
 		switch {
 		case r.DeletionTimestamp != nil:
 			return fmt.Sprintf("replica %s is being deleted", r.Name)
-		case !have[r.Spec.EngineName]:
-			return fmt.Sprintf("replica %s names engine %q, which the volume does not have", r.Name, r.Spec.EngineName)
+		case !have[r.Spec.EngineName] && r.Spec.Active:
+			return fmt.Sprintf("replica %s is active for engine %q, which the volume does not have", r.Name, r.Spec.EngineName)
 		}
 	}
-	return "none being deleted, all on existing engines"
+	return settledOK
 }
 
 func engineSet(engines []*longhorn.Engine) map[string]bool {

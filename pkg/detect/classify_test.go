@@ -885,6 +885,14 @@ func TestTwoActiveEnginesRefused(t *testing.T) {
 			detailHas: "being deleted",
 		},
 		{
+			name: "a replica active for an engine that is gone",
+			mutate: func(s *scenario) {
+				s.st.Replicas = append(s.st.Replicas, replica("vol", "vol-r-0000gone", nodeC, "vol-e-gone", true))
+			},
+			check:     chkSettled,
+			detailHas: "active for engine",
+		},
+		{
 			name: "engine upgrade pending",
 			mutate: func(s *scenario) {
 				v := s.volume()
@@ -1507,5 +1515,21 @@ func TestDanglingRepairLeavesOneActivePerDirectory(t *testing.T) {
 				t.Errorf("reason does not name %s: %s", c.wantOff, f.Reason)
 			}
 		})
+	}
+}
+
+// An inactive replica of an engine that is gone does not hold the repair
+// back: nothing uses it, its deletion keeps the directory, and with two
+// engines active Longhorn never gets to the clean-up that removes it
+// (explorer seed 45 state 1237 on 1.4.3: fix run again refused for good).
+func TestInactiveReplicaOfGoneEngineSettled(t *testing.T) {
+	s := stuck(vcL14a, "vol")
+	s.st.Replicas = append(s.st.Replicas, replica("vol", "vol-r-0000gone", nodeC, "vol-e-gone", false))
+	_, f := s.classify(t)
+	if c, ok := findCheck(f, chkSettled); !ok || !c.OK {
+		t.Errorf("settled check: present=%t ok=%t: %s", ok, c.OK, mustJSON(f.Preconditions))
+	}
+	if f.Refused() {
+		t.Errorf("refused: %s", f.Reason)
 	}
 }

@@ -399,6 +399,14 @@ func TestFamilyConfirmWithoutEngine(t *testing.T) {
 	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
 		t.Errorf("old engine's replicas failed: %s", f.Type)
 	}
+	// the active engine itself without a node: Longhorn places it on
+	// spec.nodeID and finishes (explorer, seed 45 states 203, 1098, 1747,
+	// 2370, 2723 on 1.4.3)
+	s = confirmedWithoutEngine(vcL14a, "vol-cw")
+	s.engine(s.engA).Spec.NodeID = ""
+	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
+		t.Errorf("active engine not placed: %s", f.Type)
+	}
 	// 1.5+: status.currentMigrationNodeID keeps the migration going and
 	// Longhorn places the engine itself (run on 1.5.3)
 	s = confirmedWithoutEngine(vcL15f, "vol-cw")

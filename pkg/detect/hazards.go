@@ -133,6 +133,53 @@ func keptWithoutReplicas(replicas []*longhorn.Replica, keep string, f *Finding) 
 		keep, f.Volume, f.Reason)
 }
 
+// finishBefore15 warns of a finish (two engines, one active, no
+// migration requested) that Longhorn before 1.5 does not complete. Its
+// finish moves status.currentNodeID to spec.nodeID and takes the engine
+// there (switchActiveReplicas then activates that engine's replicas).
+// Longhorn 1.4.3 stayed stuck from explorer seed 45:
+//   - no replica active at all (1978: detached, faulted, with no replica
+//     left);
+//   - the engine on spec.nodeID with no replica of its own (1676: it never
+//     starts);
+//   - no engine on spec.nodeID but ones being deleted, the active one
+//     elsewhere (1127: once they are gone, one engine off spec.nodeID).
+func finishBefore15(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
+	if f.Severity != SeverityInfo || !ver.Known() || ver.AtLeast(1, 5, 0) || !v.Migratable() || v.Spec.MigrationNodeID != "" ||
+		v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" || v.UpgradePending() {
+		return
+	}
+	live := func(r *longhorn.Replica) bool { return r.DeletionTimestamp == nil }
+	if !slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool { return live(r) && r.Spec.Active }) {
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("no replica of the volume is active: Longhorn %s finishes the confirm or rollback with no replica to start from and faults the volume; never delete a replica, see docs/troubleshooting-two-active-engines.md (%s)", ver, f.Reason)
+		return
+	}
+	var onNode, elsewhere []*longhorn.Engine
+	for _, e := range engines {
+		switch {
+		case e.Spec.NodeID == v.Spec.NodeID && !e.Deleting():
+			onNode = append(onNode, e)
+		case e.Spec.NodeID == "" && !e.Deleting():
+			return // a migration engine not yet placed: the confirm-parked rows
+		case !e.Deleting():
+			elsewhere = append(elsewhere, e)
+		}
+	}
+	switch {
+	case len(onNode) == 1:
+		taken := onNode[0]
+		if !slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool { return live(r) && r.Spec.EngineName == taken.Name }) {
+			f.Severity, f.Action = SeverityWarning, ActionNone
+			f.Reason = fmt.Sprintf("Longhorn %s finishes with %s, the engine on spec.nodeID %s, which has no replica of its own: it never starts; never delete a replica, see docs/troubleshooting-two-active-engines.md (%s)", ver, taken.Name, v.Spec.NodeID, f.Reason)
+		}
+	case len(onNode) == 0 && len(elsewhere) == 1 && elsewhere[0].IsActive():
+		f.Severity, f.Action = SeverityWarning, ActionNone
+		f.Reason = fmt.Sprintf("no engine is on spec.nodeID %s but for ones being deleted: once they are gone the one engine left, %s, is on %s, and with one engine Longhorn %s finishes nothing; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
+			v.Spec.NodeID, elsewhere[0].Name, orNone(elsewhere[0].Spec.NodeID), ver, f.Reason)
+	}
+}
+
 // finishingHazard warns of a confirm or rollback being finished that
 // Longhorn does not finish cleanly (explorer, seed 27 on 1.5.3):
 //   - status.currentNodeID is empty, so Longhorn attaches the volume
@@ -798,7 +845,8 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 	// Before 1.5 Longhorn recovered such states by itself (1.4.3, the
 	// confirm-parked fixtures of seed 28): the attach puts an engine on
 	// spec.nodeID. But for an engine on status.pendingNodeID, which it
-	// takes instead (1.4.3, seed 45 states 2420 and 2467).
+	// takes instead, even with the active engine not yet placed (1.4.3,
+	// seed 45 states 2420, 2467 and 2041).
 	cmn := v.Status.CurrentMigrationNodeID != ""
 	before15 := !ver.HasCurrentMigrationNodeID()
 	if (before15 && !ver.Known()) || (!cmn && len(engines) < 2) || !v.Migratable() || v.UpgradePending() ||
@@ -814,7 +862,7 @@ func finishWithoutEngine(ver longhorn.Version, v *longhorn.Volume, engines []*lo
 		switch {
 		case e.Spec.NodeID == v.Spec.NodeID:
 			return ""
-		case e.Spec.Active && e.Spec.NodeID == "" && v.Status.CurrentNodeID == v.Spec.NodeID && !e.Deleting() &&
+		case !before15 && e.Spec.Active && e.Spec.NodeID == "" && v.Status.CurrentNodeID == v.Spec.NodeID && !e.Deleting() &&
 			(!ver.HasVolumeAttachments() || va.HasTicketOn(v.Spec.NodeID)):
 			// the volume controller puts the current engine on the
 			// volume's node first, while a ticket keeps it attached
