@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +56,10 @@ const keepLines = 500
 // and (1.5+) VolumeAttachment controllers against a real API server. All
 // methods are safe for concurrent use.
 type Sim struct {
+	// cached is set once Start's informers have synced: from then on
+	// CachedState reads their stores, which other goroutines may do while
+	// Start still builds them (the explorer's deletion watch starts first).
+	cached       atomic.Bool
 	ns           string
 	ver          longhorn.Version
 	instanceOnly bool
@@ -281,6 +286,7 @@ func (s *Sim) Start(ctx context.Context) error {
 			return fmt.Errorf("lhsim: cache of %s did not sync", gvr.Resource)
 		}
 	}
+	s.cached.Store(true)
 	done := make(chan struct{})
 	s.mu.Lock()
 	s.cancel = cancel
@@ -716,7 +722,7 @@ func (s *Sim) CachedState(ctx context.Context, vol string) (*longhorn.Volume, []
 
 func (s *Sim) state(ctx context.Context, vol string, live bool) (*longhorn.Volume, []longhorn.Engine, []longhorn.Replica, error) {
 	get, list := s.getU, s.listOf
-	if live || s.stores == nil {
+	if live || !s.cached.Load() {
 		get, list = s.getLive, s.listOfLive
 	}
 	vu, err := get(ctx, longhorn.Volumes, vol)
