@@ -102,6 +102,10 @@ func classifyVolume(st *longhorn.State, idx *index, v *longhorn.Volume, opts Opt
 	case len(active) == 0 && len(engines) > 0 && v.Status.State == longhorn.VolumeStateAttached:
 		f.Type, f.Severity = TypeNoActiveEngine, SeverityWarning
 		f.Reason = "the volume is attached but none of its engines has spec.active=true; Longhorn cannot pick the current engine"
+		if cs := candidatesOn(st.Version, v, engines, v.Spec.NodeID); len(cs) == 1 && pickedOnPending(st.Version, v, cs[0]) {
+			f.Reason = fmt.Sprintf("stuck: the volume is attached but none of its engines has spec.active=true; Longhorn %s picks %s on status.pendingNodeID %s and sets it active, but spec.nodeID is %s and nothing moves the volume there: it stays attached with its engine off spec.nodeID; do not delete the engine or replicas by hand, see %s",
+				st.Version, cs[0].Name, cs[0].Spec.NodeID, v.Spec.NodeID, docs.Troubleshooting)
+		}
 		if e := pickedOffNode(st.Version, v, engines); e != nil {
 			f.Reason = fmt.Sprintf("stuck: the volume is attached but its one engine %s is not active; Longhorn %s picks it on status.currentNodeID %s and sets it active, but spec.nodeID is %s and nothing moves the volume there: it stays attached with its engine off spec.nodeID; do not delete the engine or replicas by hand, see %s",
 				e.Name, st.Version, e.Spec.NodeID, v.Spec.NodeID, docs.Troubleshooting)

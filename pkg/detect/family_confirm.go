@@ -46,8 +46,11 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 	}
 	var parked []*longhorn.Engine
 	for _, e := range c.engines {
-		if e.Spec.NodeID != "" && (e.Spec.NodeID == v.Spec.NodeID || e.Spec.NodeID == v.Status.PendingNodeID) {
-			return false // Longhorn switches to it
+		// Longhorn's finish switches to it; with one engine there is no
+		// finish, and one on status.pendingNodeID stays off spec.nodeID
+		// (1.4.3, explorer seed 45 state 1662)
+		if e.Spec.NodeID != "" && (e.Spec.NodeID == v.Spec.NodeID || (len(c.engines) > 1 && e.Spec.NodeID == v.Status.PendingNodeID)) {
+			return false
 		}
 		if e.IsActive() && e.Spec.NodeID == "" {
 			// the active engine itself not placed: Longhorn places it on

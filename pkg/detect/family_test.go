@@ -384,6 +384,10 @@ func TestFamilyConfirmWithoutEngine(t *testing.T) {
 	if strings.Contains(strings.Join(f.Family.Steps, "\n"), "patch") {
 		t.Errorf("a patch offered with no migration engine: %v", f.Family.Steps)
 	}
+	// the same with status.pendingNodeID on the engine's node: nothing
+	// switches (explorer, seed 45 state 1662 on 1.4.3)
+	s.volume().Status.PendingNodeID = nodeA
+	expectFamily(t, s, TypeConfirmWithoutEngine, true, "stop the workload so that the volume detaches, then start it again on node-b")
 	// the old engine crashed: Longhorn detaches and attaches the volume on
 	// spec.nodeID itself (explorer, seed 28 state 160 on 1.4.3)
 	s = confirmedWithoutEngine(vcL14a, "vol-cw")

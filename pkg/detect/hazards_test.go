@@ -762,3 +762,33 @@ func TestInFlightDanglingReplica(t *testing.T) {
 		}
 	}
 }
+
+// A pending clean-up beside a replica already active for an engine that is
+// gone: 1.4.3 left it so once the clean-up was done (explorer seed 45
+// state 1848).
+func TestPendingCleanupBesideDangling(t *testing.T) {
+	s := stuck(vcL14a, "vol")
+	ts := ago(3 * time.Second)
+	s.engine(s.engA).DeletionTimestamp = &ts
+	s.setReplicasActive(s.engA, false)
+	s.setReplicasActive(s.engB, true)
+	s.st.Replicas = append(s.st.Replicas, replica("vol", "vol-r-0000gone", nodeC, "vol-e-gone", true))
+	_, f := s.classify(t)
+	wantWarning(t, "1.4", f, TypePendingCleanup, "vol-r-0000gone are active for an engine that no longer exists")
+}
+
+// Before 1.5 the pick may take the engine on status.pendingNodeID: with
+// it off spec.nodeID the volume stays attached there (explorer seed 45
+// state 2101 on 1.4.3).
+func TestNoActiveEnginePickedOnPendingNode(t *testing.T) {
+	s := rolledBack(vcL14a)
+	v := s.volume()
+	v.Spec.NodeID, v.Status.CurrentNodeID, v.Status.PendingNodeID = nodeC, nodeC, nodeB
+	s.engine(s.engA).Spec.Active = false
+	_, f := s.classify(t)
+	wantWarning(t, "engine on the pending node", f, TypeNoActiveEngine, "on status.pendingNodeID node-b")
+	v.Status.PendingNodeID = ""
+	if _, f := s.classify(t); strings.Contains(f.Reason, "status.pendingNodeID") {
+		t.Errorf("no pending node: %s", f.Reason)
+	}
+}

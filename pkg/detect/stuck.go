@@ -81,10 +81,19 @@ func enginePicked(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.
 	if !slices.ContainsFunc(replicas, func(r *longhorn.Replica) bool { return r.Spec.Active && r.Spec.EngineName == picked.Name }) {
 		return nil, ""
 	}
-	if pickedOffNode(ver, v, engines) != nil {
+	if pickedOffNode(ver, v, engines) != nil || pickedOnPending(ver, v, picked) {
 		return nil, ""
 	}
 	return picked, node
+}
+
+// pickedOnPending: before 1.5, the engine picked is there because it is on
+// status.pendingNodeID, not spec.nodeID: Longhorn 1.4.3 set it active and
+// kept the volume attached with its engine off spec.nodeID (explorer seed
+// 45 state 2101).
+func pickedOnPending(ver longhorn.Version, v *longhorn.Volume, picked *longhorn.Engine) bool {
+	return ver.Known() && !ver.AtLeast(1, 5, 0) && v.Spec.NodeID != "" && picked.Spec.NodeID != v.Spec.NodeID &&
+		picked.Spec.NodeID != v.Status.CurrentNodeID && picked.Spec.NodeID == v.Status.PendingNodeID
 }
 
 // pickedOffNode: before 1.5, the one engine of a volume, on
