@@ -52,7 +52,7 @@ func confirmWithoutEngine(c *familyCtx, f *Finding) bool {
 		if e.Spec.NodeID != "" && (e.Spec.NodeID == v.Spec.NodeID || (len(c.engines) > 1 && e.Spec.NodeID == v.Status.PendingNodeID)) {
 			return false
 		}
-		if e.IsActive() && e.Spec.NodeID == "" {
+		if e.IsActive() && e.Spec.NodeID == "" && e.Status.CurrentState == longhorn.StateRunning {
 			// the active engine itself not placed: Longhorn places it on
 			// spec.nodeID and finishes (1.4.3, explorer seed 45 states
 			// 203, 1098, 1747, 2370 and 2723, each converged)

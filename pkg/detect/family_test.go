@@ -392,9 +392,14 @@ func TestFamilyConfirmWithoutEngine(t *testing.T) {
 	// spec.nodeID itself (explorer, seed 28 state 160 on 1.4.3)
 	s = confirmedWithoutEngine(vcL14a, "vol-cw")
 	s.engine(s.engA).Status.CurrentState = longhorn.StateError
-	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine {
-		t.Errorf("old engine in error: %s", f.Type)
+	if _, f := s.classify(t); f.Type == TypeConfirmWithoutEngine || f.Severity != SeverityInfo {
+		t.Errorf("old engine in error: %s/%s: %s", f.Type, f.Severity, f.Reason)
 	}
+	// stopped instead: Longhorn 1.4.3 neither finished nor restarted it
+	// (explorer, seed 45 state 2351)
+	s.engine(s.engA).Status.CurrentState = longhorn.StateStopped
+	_, f = s.classify(t)
+	wantWarning(t, "old engine stopped", f, TypeMigrationFinishing, "neither finishes the confirm nor restarts it")
 	// its replicas failed: the same (seed 29 state 163)
 	s = confirmedWithoutEngine(vcL14a, "vol-cw")
 	for _, r := range s.replicasOf(s.engA) {

@@ -154,7 +154,9 @@ func keptWithoutReplicas(replicas []*longhorn.Replica, keep string, f *Finding) 
 //   - the engine on spec.nodeID with no replica of its own (1676: it never
 //     starts);
 //   - no engine on spec.nodeID but ones being deleted, the active one
-//     elsewhere (1127: once they are gone, one engine off spec.nodeID).
+//     elsewhere (1127: once they are gone, one engine off spec.nodeID);
+//   - a migration engine not placed yet while the active engine is
+//     stopped, or is itself unplaced and not running (2351, 2461, 2616).
 func finishBefore15(ver longhorn.Version, v *longhorn.Volume, engines []*longhorn.Engine, replicas []*longhorn.Replica, f *Finding) {
 	if f.Severity != SeverityInfo || !ver.Known() || ver.AtLeast(1, 5, 0) || !v.Migratable() || v.Spec.MigrationNodeID != "" ||
 		v.Spec.NodeID == "" || v.Status.CurrentNodeID == "" || v.UpgradePending() {
@@ -167,15 +169,33 @@ func finishBefore15(ver longhorn.Version, v *longhorn.Volume, engines []*longhor
 		return
 	}
 	var onNode, elsewhere []*longhorn.Engine
+	unplaced := false
 	for _, e := range engines {
 		switch {
 		case e.Spec.NodeID == v.Spec.NodeID && !e.Deleting():
 			onNode = append(onNode, e)
 		case e.Spec.NodeID == "" && !e.Deleting():
-			return // a migration engine not yet placed: the confirm-parked rows
+			unplaced = true
 		case !e.Deleting():
 			elsewhere = append(elsewhere, e)
 		}
+	}
+	if unplaced {
+		// An engine not yet placed (the confirm-parked rows): Longhorn
+		// places it and finishes while the active engine runs, and
+		// detaches and attaches again when it is in error (seed 28 state
+		// 160); stopped, or itself the one unplaced and not running, it
+		// stayed (seed 45 states 2351, 2461, 2616).
+		for _, e := range engines {
+			if !e.IsActive() || e.Status.CurrentState == longhorn.StateRunning || (e.Spec.NodeID != "" && e.Status.CurrentState == longhorn.StateError) {
+				continue
+			}
+			f.Severity, f.Action = SeverityWarning, ActionNone
+			f.Reason = fmt.Sprintf("the active engine %s is %s on %s while no engine is placed on spec.nodeID %s: Longhorn %s neither finishes the confirm nor restarts it; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
+				e.Name, orText(string(e.Status.CurrentState), "not running"), orNone(e.Spec.NodeID), v.Spec.NodeID, ver, f.Reason)
+			return
+		}
+		return
 	}
 	switch {
 	case len(onNode) == 1:
