@@ -36,6 +36,19 @@ func leftoverAttachRequest(c *familyCtx, f *Finding) bool {
 			k, "leftover-pendingnodeid-or-longhorn-ui-ticket")
 		return true
 	}
+	// Before 1.5 that re-attachment goes to status.pendingNodeID whatever
+	// spec.nodeID says: with the two apart the volume ends attached off
+	// spec.nodeID, its one engine there (Longhorn 1.4.3, explorer seed 45
+	// states 1996 and 2625). With two engines the finish rows say where
+	// the volume ends.
+	if pn := v.Status.PendingNodeID; reattaches && pn != "" && v.Spec.NodeID != "" && pn != v.Spec.NodeID && v.Spec.MigrationNodeID == "" && len(c.engines) == 1 {
+		k.Releases, k.AffectedRelease = "1.4.x and before (run on 1.4.3)", true
+		k.Steps = []string{c.kubectl("get volumes.longhorn.io " + v.Name + " -o yaml")}
+		c.set(f, TypeLeftoverAttachRequest, SeverityWarning,
+			fmt.Sprintf("status.pendingNodeID is %s while spec.nodeID is %s: once the volume is detached Longhorn %s attaches it again on %s, not on spec.nodeID, and it stays there, its engine off spec.nodeID; do not delete engines or replicas by hand", pn, v.Spec.NodeID, c.st.Version, pn),
+			k, "leftover-pendingnodeid-or-longhorn-ui-ticket")
+		return true
+	}
 	if c.va == nil {
 		return false
 	}

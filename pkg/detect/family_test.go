@@ -502,3 +502,18 @@ func stepIndex(f Finding, part string) int {
 	}
 	return -1
 }
+
+// Before 1.5, status.pendingNodeID apart from spec.nodeID: Longhorn
+// re-attaches the volume on the pending node and it stays off spec.nodeID
+// (explorer, seed 45 states 1996 and 2625 on 1.4.3).
+func TestFamilyPendingNodeApart(t *testing.T) {
+	s := healthy(vcL14a, "vol")
+	s.volume().Status.PendingNodeID = nodeB
+	if f := expectFamily(t, s, TypeLeftoverAttachRequest, true, "get volumes.longhorn.io vol -o yaml"); !strings.Contains(f.Reason, "attaches it again on node-b, not on spec.nodeID") {
+		t.Errorf("reason: %s", f.Reason)
+	}
+	s.volume().Status.PendingNodeID = nodeA
+	if _, f := s.classify(t); f.Type == TypeLeftoverAttachRequest {
+		t.Errorf("pending on spec.nodeID: %s", f.Reason)
+	}
+}
