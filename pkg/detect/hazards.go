@@ -150,7 +150,7 @@ func keptWithoutReplicas(replicas []*longhorn.Replica, keep string, f *Finding) 
 // there (switchActiveReplicas then activates that engine's replicas).
 // Longhorn 1.4.3 stayed stuck from explorer seed 45:
 //   - no replica active at all (1978: detached, faulted, with no replica
-//     left);
+//     left; it converged on a replay, known entry E47);
 //   - the engine on spec.nodeID with no replica of its own (1676: it never
 //     starts);
 //   - no engine on spec.nodeID but ones being deleted, the active one
@@ -204,11 +204,31 @@ func finishBefore15(ver longhorn.Version, v *longhorn.Volume, engines []*longhor
 			f.Severity, f.Action = SeverityWarning, ActionNone
 			f.Reason = fmt.Sprintf("Longhorn %s finishes with %s, the engine on spec.nodeID %s, which has no replica of its own: it never starts; never delete a replica, see docs/troubleshooting-two-active-engines.md (%s)", ver, taken.Name, v.Spec.NodeID, f.Reason)
 		}
-	case len(onNode) == 0 && len(elsewhere) == 1 && elsewhere[0].IsActive():
+	case len(onNode) == 0 && len(elsewhere) == 1 && elsewhere[0].IsActive() && !salvaged(elsewhere[0], replicas):
 		f.Severity, f.Action = SeverityWarning, ActionNone
 		f.Reason = fmt.Sprintf("no engine is on spec.nodeID %s but for ones being deleted: once they are gone the one engine left, %s, is on %s, and with one engine Longhorn %s finishes nothing; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
 			v.Spec.NodeID, elsewhere[0].Name, orNone(elsewhere[0].Spec.NodeID), ver, f.Reason)
 	}
+}
+
+// salvaged: e's active replicas have all failed. Longhorn's auto-salvage
+// then detaches the volume and attaches it again on spec.nodeID (1.4.3's
+// volume controller sets status.pendingNodeID to spec.nodeID), which
+// places an engine there (explorer seed 29 state 163 converged so; an
+// engine in error is re-attached on status.currentNodeID instead, seed 45
+// state 1127 stayed).
+func salvaged(e *longhorn.Engine, replicas []*longhorn.Replica) bool {
+	failed := false
+	for _, r := range replicas {
+		if r.Spec.EngineName != e.Name || !r.Spec.Active || r.DeletionTimestamp != nil {
+			continue
+		}
+		if r.Spec.FailedAt == "" {
+			return false
+		}
+		failed = true
+	}
+	return failed
 }
 
 // finishingHazard warns of a confirm or rollback being finished that

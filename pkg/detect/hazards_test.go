@@ -792,3 +792,24 @@ func TestNoActiveEnginePickedOnPendingNode(t *testing.T) {
 		t.Errorf("no pending node: %s", f.Reason)
 	}
 }
+
+// Before 1.5, a finish whose only engine on spec.nodeID is being deleted:
+// once it is gone one engine is left off spec.nodeID (explorer seed 45
+// state 1127 on 1.4.3), unless the active engine's replicas have all
+// failed, when Longhorn's auto-salvage attaches the volume again on
+// spec.nodeID (seed 29 state 163 converged).
+func TestFinishOnlyDeletingOnNode(t *testing.T) {
+	s := migrating(vcL14a, "vol")
+	v := s.volume()
+	v.Spec.NodeID, v.Spec.MigrationNodeID, v.Status.CurrentNodeID = nodeB, "", nodeA
+	ts := ago(3 * time.Second)
+	s.engine(s.engB).DeletionTimestamp = &ts
+	_, f := s.classify(t)
+	wantWarning(t, "deleting on the node", f, TypeMigrationFinishing, "but for ones being deleted")
+	for _, r := range s.replicasOf(s.engA) {
+		r.Spec.FailedAt = "2026-01-01T00:00:00Z"
+	}
+	if _, f := s.classify(t); strings.Contains(f.Reason, "but for ones being deleted") {
+		t.Errorf("replicas failed (auto-salvage): %s", f.Reason)
+	}
+}
