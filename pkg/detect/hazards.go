@@ -192,7 +192,7 @@ func finishBefore15(ver longhorn.Version, v *longhorn.Volume, engines []*longhor
 			}
 			f.Severity, f.Action = SeverityWarning, ActionNone
 			f.Reason = fmt.Sprintf("the active engine %s is %s on %s while no engine is placed on spec.nodeID %s: Longhorn %s neither finishes the confirm nor restarts it; do not delete engines or replicas by hand, see docs/troubleshooting-two-active-engines.md (%s)",
-				e.Name, orText(string(e.Status.CurrentState), "not running"), orNone(e.Spec.NodeID), v.Spec.NodeID, ver, f.Reason)
+				e.Name, orText(e.Status.CurrentState, "not running"), orNone(e.Spec.NodeID), v.Spec.NodeID, ver, f.Reason)
 			return
 		}
 		return
