@@ -338,6 +338,19 @@ var knownDisagreements = []Known{
 	{Entry: "E47", Kind: KindFalseAlarm, Match: func(r Result) bool {
 		return r.finding != nil && strings.Contains(r.finding.Reason, "no replica of the volume is active")
 	}},
+	// E48 (1.4.3): a flag repair stopped after it deactivated the stale
+	// engine's replica of a directory and before it activated the kept
+	// engine's (the order that never leaves two active replicas on one
+	// directory), then a migration request: the active engine has no
+	// active replica, so the migration never gets ready, and fix run again
+	// refuses while it is requested, by design; nothing is lost (seed 45
+	// state 1223).
+	{Entry: "E48", Kind: KindRerunIncomplete, Match: func(r Result) bool {
+		return strings.HasPrefix(r.Finding, "PendingCleanup/critical/set-replicas") && rerunFailedOnlyAfter(r, NextMigrate) &&
+			!slices.ContainsFunc(r.Stops, func(s StopRun) bool {
+				return s.Rerun != 0 && !strings.Contains(s.Output, "has no active replica of its own")
+			})
+	}},
 	// E17 (1.5.3): a finishing confirm or rollback that F4's robustness
 	// rule calls stuck (robustness faulted or unknown) and that Longhorn
 	// finishes by itself. Its empty-status.currentNodeID half is fixed
