@@ -45,12 +45,7 @@ func flipChanges(ver longhorn.Version, keep string, replicas []*longhorn.Replica
 	// may delete, wiping the directory both use (explorer, seed 31 state 75
 	// on 1.4.3: two replicas of the survivor on one directory, one
 	// inactive; activating it lost the data to replica auto-balance).
-	served := map[string]bool{}
-	for _, r := range replicas {
-		if r.Spec.EngineName == keep && r.Spec.Active && r.DeletionTimestamp == nil {
-			served[dirKey(r)] = true
-		}
-	}
+	served := servedDirs(keep, replicas)
 	for _, r := range sortedReplicas(replicas) {
 		var c ReplicaChange
 		switch {

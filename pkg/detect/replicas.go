@@ -43,12 +43,7 @@ func repointChanges(keep *longhorn.Engine, replicas []*longhorn.Replica, engines
 		return nil
 	}
 	off := sharedDirChanges(keep, dirMates(keep.Name, replicas, func(r *longhorn.Replica) bool { return r.Spec.Active }))
-	used := map[string]bool{}
-	for _, r := range replicas {
-		if r.Spec.EngineName == keep.Name && r.Spec.Active && r.DeletionTimestamp == nil {
-			used[dirKey(r)] = true
-		}
-	}
+	used := servedDirs(keep.Name, replicas)
 	sort.SliceStable(stale, func(i, j int) bool { return stale[i].Spec.FailedAt == "" && stale[j].Spec.FailedAt != "" })
 	var repoint []ReplicaChange
 	for _, r := range stale {
@@ -60,6 +55,18 @@ func repointChanges(keep *longhorn.Engine, replicas []*longhorn.Replica, engines
 		repoint = append(repoint, ReplicaChange{Replica: r.Name, FromEngine: r.Spec.EngineName, ToEngine: keep.Name, FromActive: true, ToActive: true})
 	}
 	return append(off, repoint...)
+}
+
+// servedDirs is the set of data directories engine's active replicas
+// that are not being deleted use.
+func servedDirs(engine string, replicas []*longhorn.Replica) map[string]bool {
+	dirs := map[string]bool{}
+	for _, r := range replicas {
+		if r.Spec.EngineName == engine && r.Spec.Active && r.DeletionTimestamp == nil {
+			dirs[dirKey(r)] = true
+		}
+	}
+	return dirs
 }
 
 // dangling: an active replica naming an engine the volume does not have.
